@@ -1,0 +1,45 @@
+#!/bin/bash
+# check.sh [KERNEL...] -- the whole test suite, from a fresh Debian 12
+# machine: install dependencies, build, run host unit tests, then the VM
+# selftests on each kernel (default: 6.1 and 6.12), then prove that a
+# kernel WARN fails a VM run. Ends with "N passed, N failed, N skipped".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+kernels=("$@")
+[ ${#kernels[@]} -eq 0 ] && kernels=(6.1 6.12)
+
+scripts/deps.sh || { echo "check: installing dependencies failed"; exit 1; }
+out=build/check
+rm -rf "$out"
+mkdir -p "$out"
+
+if ! make -s -j2 lib tools selftests > "$out/build.log" 2>&1; then
+	cat "$out/build.log"
+	echo "not ok - userspace builds with -Werror" > "$out/build.tap"
+else
+	echo "ok - userspace builds with -Werror" > "$out/build.tap"
+fi
+
+echo "== host unit tests"
+make -s unit 2>&1 | tee "$out/unit.tap"
+
+for k in "${kernels[@]}"; do
+	echo "== VM selftests on $k"
+	selftests/vm/run --kernel "$k" 2>&1 | tee "$out/vm-$k.tap"
+	[ "${PIPESTATUS[0]}" -le 1 ] || echo "not ok - VM run on $k could not start" | tee -a "$out/vm-$k.tap"
+done
+
+echo "== console scan self-check (a WARN must fail the run)"
+if selftests/vm/run --kernel "${kernels[0]}" --warn-selftest > "$out/warn.log" 2>&1; then
+	echo "not ok - a WARN_ON in a module fails the VM run" | tee "$out/warn.tap"
+	tail -20 "$out/warn.log"
+elif grep -q 'WARNING:.*warn' "$out/warn.log"; then
+	echo "ok - a WARN_ON in a module fails the VM run" | tee "$out/warn.tap"
+else
+	echo "not ok - a WARN_ON in a module fails the VM run (no WARNING reported)" | tee "$out/warn.tap"
+	tail -20 "$out/warn.log"
+fi
+
+echo "== summary"
+selftests/tap-count "$out"/*.tap
