@@ -3,20 +3,32 @@
  * vmak: libvma's ring model on any NIC.
  *
  * The module registers one socket family; a socket of it is a ring set in
- * user memory bound to a device queue. Load order mirrors unload order:
- * socket family first (so nothing can reach netlink before sockets exist),
- * then the generic netlink family.
+ * user memory bound to a device queue. Init order: the workqueue and the
+ * netdev notifier (which sockets rely on), the socket family, then the
+ * generic netlink family; exit undoes it in reverse.
  */
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/socket.h>
 #include <net/genetlink.h>
 
+#include <linux/workqueue.h>
+
 #include "vmak.h"
 
 int vmak_family = VMAK_FAMILY_DEFAULT;
 module_param_named(family, vmak_family, int, 0444);
 MODULE_PARM_DESC(family, "address family number to register (default 22)");
+
+int vmak_hook_priority;
+module_param_named(hook_priority, vmak_hook_priority, int, 0444);
+MODULE_PARM_DESC(hook_priority, "netdev ingress hook priority (default 0)");
+
+unsigned int vmak_max_rules = 1U << 20;
+module_param_named(max_rules, vmak_max_rules, uint, 0644);
+MODULE_PARM_DESC(max_rules, "steering rules per socket (default 1048576)");
+
+struct workqueue_struct *vmak_wq;
 
 static int __init vmak_init(void)
 {
@@ -28,9 +40,17 @@ static int __init vmak_init(void)
 		return -EINVAL;
 	}
 
+	vmak_wq = alloc_workqueue("vmak", WQ_UNBOUND, 0);
+	if (!vmak_wq)
+		return -ENOMEM;
+
+	err = vmak_rx_init();
+	if (err)
+		goto err_wq;
+
 	err = vmak_sock_init();
 	if (err)
-		return err;
+		goto err_rx;
 
 	err = vmak_genl_init();
 	if (err)
@@ -41,6 +61,10 @@ static int __init vmak_init(void)
 
 err_sock:
 	vmak_sock_exit();
+err_rx:
+	vmak_rx_exit();
+err_wq:
+	destroy_workqueue(vmak_wq);
 	return err;
 }
 
@@ -48,6 +72,10 @@ static void __exit vmak_exit(void)
 {
 	vmak_genl_exit();
 	vmak_sock_exit();
+	vmak_rx_exit();
+	/* RCU callbacks free rules and queue device and UMEM releases. */
+	rcu_barrier();
+	destroy_workqueue(vmak_wq);
 }
 
 module_init(vmak_init);

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The vmak socket family: socket creation, release and the proto_ops table.
+ * The vmak socket family: a socket is a ring set. Setup (UMEM, ring sizes)
+ * happens in state READY; bind moves it to BOUND; losing the device moves
+ * it to UNBOUND, where only close is useful.
  */
+#include <linux/file.h>
 #include <linux/module.h>
 #include <linux/net.h>
+#include <linux/poll.h>
+#include <linux/sockptr.h>
+#include <linux/vmalloc.h>
 #include <net/sock.h>
 
 #include "vmak.h"
-
-struct vmak_sock {
-	struct sock sk;		/* must be first */
-};
 
 static struct proto vmak_proto = {
 	.name		= "VMAK",
@@ -18,12 +20,428 @@ static struct proto vmak_proto = {
 	.obj_size	= sizeof(struct vmak_sock),
 };
 
+static struct proto_ops vmak_ops __ro_after_init;
+
+bool vmak_is_vmak_socket(const struct socket *sock)
+{
+	return sock->ops == &vmak_ops;
+}
+
+static struct vmak_queue **vmak_ring_slot(struct vmak_sock *vs, int optname)
+{
+	switch (optname) {
+	case VMAK_RX_RING:
+		return &vs->rx;
+	case VMAK_TX_RING:
+		return &vs->tx;
+	case VMAK_FILL_RING:
+		return &vs->fq;
+	case VMAK_COMPLETION_RING:
+		return &vs->cq;
+	}
+	return NULL;
+}
+
+static u32 vmak_ring_desc_size(int optname)
+{
+	switch (optname) {
+	case VMAK_RX_RING:
+		return sizeof(struct vmak_rx_desc);
+	case VMAK_TX_RING:
+		return sizeof(struct vmak_tx_desc);
+	default:
+		return sizeof(u64);
+	}
+}
+
+/*
+ * Copy a struct that may grow: shorter than the first version is EINVAL,
+ * longer than ours must be zero-filled (E2BIG otherwise).
+ */
+static int vmak_copy_struct(void *dst, size_t ksize, sockptr_t src,
+			    unsigned int optlen)
+{
+	int err;
+
+	if (optlen < ksize) {
+		return -EINVAL;
+	} else if (optlen > ksize) {
+		err = check_zeroed_sockptr(src, ksize, optlen - ksize);
+		if (err <= 0)
+			return err ? err : -E2BIG;
+	}
+	return copy_from_sockptr(dst, src, ksize) ? -EFAULT : 0;
+}
+
+static int vmak_setsockopt(struct socket *sock, int level, int optname,
+			   sockptr_t optval, unsigned int optlen)
+{
+	struct vmak_sock *vs = vmak_sk(sock->sk);
+	struct vmak_queue **slot, *q;
+	struct vmak_umem_reg reg;
+	struct vmak_umem *umem;
+	struct vmak_rule rule;
+	u32 val;
+	int err;
+
+	if (level != SOL_VMAK)
+		return -ENOPROTOOPT;
+
+	switch (optname) {
+	case VMAK_UMEM_REG:
+		err = vmak_copy_struct(&reg, sizeof(reg), optval, optlen);
+		if (err)
+			return err;
+		mutex_lock(&vs->mutex);
+		if (vs->state != VMAK_STATE_READY || vs->umem) {
+			err = -EBUSY;
+		} else {
+			umem = vmak_umem_create(&reg);
+			if (IS_ERR(umem))
+				err = PTR_ERR(umem);
+			else
+				WRITE_ONCE(vs->umem, umem);
+		}
+		mutex_unlock(&vs->mutex);
+		return err;
+
+	case VMAK_RX_RING:
+	case VMAK_TX_RING:
+	case VMAK_FILL_RING:
+	case VMAK_COMPLETION_RING:
+		if (optlen < sizeof(val))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		slot = vmak_ring_slot(vs, optname);
+		mutex_lock(&vs->mutex);
+		if (vs->state != VMAK_STATE_READY || *slot) {
+			err = -EBUSY;
+		} else {
+			q = vmak_queue_create(val, vmak_ring_desc_size(optname));
+			err = PTR_ERR_OR_ZERO(q);
+			/* mmap reads the slot without the mutex: publish last. */
+			if (!err)
+				smp_store_release(slot, q);
+		}
+		mutex_unlock(&vs->mutex);
+		return err;
+
+	case VMAK_RULE_ADD:
+		err = vmak_copy_struct(&rule, sizeof(rule), optval, optlen);
+		if (err)
+			return err;
+		mutex_lock(&vs->mutex);
+		err = vmak_rule_add(vs, &rule);
+		mutex_unlock(&vs->mutex);
+		return err;
+
+	case VMAK_RULE_DEL:
+		if (optlen < sizeof(val))
+			return -EINVAL;
+		if (copy_from_sockptr(&val, optval, sizeof(val)))
+			return -EFAULT;
+		mutex_lock(&vs->mutex);
+		err = vmak_rule_del(vs, val);
+		mutex_unlock(&vs->mutex);
+		return err;
+	}
+	return -ENOPROTOOPT;
+}
+
+static void vmak_fill_offsets(struct vmak_ring_offset *off)
+{
+	off->producer = offsetof(struct vmak_ring_shared, producer);
+	off->consumer = offsetof(struct vmak_ring_shared, consumer);
+	off->flags = offsetof(struct vmak_ring_shared, flags);
+	off->desc = offsetof(struct vmak_ring_shared, desc);
+}
+
+static int vmak_getsockopt(struct socket *sock, int level, int optname,
+			   char __user *optval, int __user *optlen)
+{
+	struct vmak_sock *vs = vmak_sk(sock->sk);
+	struct vmak_mmap_offsets off;
+	struct vmak_statistics stats;
+	struct vmak_ring_info info;
+	const void *src;
+	int len;
+
+	if (level != SOL_VMAK)
+		return -ENOPROTOOPT;
+	if (get_user(len, optlen))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+
+	switch (optname) {
+	case VMAK_MMAP_OFFSETS:
+		if (len < sizeof(off))
+			return -EINVAL;
+		vmak_fill_offsets(&off.rx);
+		vmak_fill_offsets(&off.tx);
+		vmak_fill_offsets(&off.fr);
+		vmak_fill_offsets(&off.cr);
+		src = &off;
+		len = sizeof(off);
+		break;
+
+	case VMAK_STATISTICS:
+		/* Old binaries ask for fewer counters: give what fits. */
+		if (len < sizeof(u64))
+			return -EINVAL;
+		spin_lock_bh(&vs->rx_lock);
+		stats = vs->stats;
+		spin_unlock_bh(&vs->rx_lock);
+		src = &stats;
+		len = min_t(int, len, sizeof(stats)) & ~(int)(sizeof(u64) - 1);
+		break;
+
+	case VMAK_RING_INFO:
+		if (len < sizeof(info))
+			return -EINVAL;
+		memset(&info, 0, sizeof(info));
+		mutex_lock(&vs->mutex);
+		mutex_lock(&vmak_mutex);
+		info.state = vs->state;
+		info.ifindex = vs->ifindex;
+		info.queue_id = vs->queue_id;
+		info.rules = vs->nrules;
+		mutex_unlock(&vmak_mutex);
+		mutex_unlock(&vs->mutex);
+		info.napi_id = READ_ONCE(vs->napi_id);
+		src = &info;
+		len = sizeof(info);
+		break;
+
+	default:
+		return -ENOPROTOOPT;
+	}
+
+	if (copy_to_user(optval, src, len))
+		return -EFAULT;
+	if (put_user(len, optlen))
+		return -EFAULT;
+	return 0;
+}
+
+static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
+{
+	struct sockaddr_vmak *sv = (struct sockaddr_vmak *)addr;
+	struct vmak_sock *vs = vmak_sk(sock->sk);
+	struct vmak_umem *shared = NULL;
+	struct net_device *dev;
+	struct socket *other;
+	u16 flags;
+	int err;
+
+	if (addr_len < (int)sizeof(*sv))
+		return -EINVAL;
+	if (sv->svmak_family != vmak_family)
+		return -EINVAL;
+	flags = sv->svmak_flags;
+	if (flags & ~(VMAK_BIND_SHARED_UMEM | VMAK_BIND_SW_QUEUE |
+		      VMAK_BIND_PASS_ON_DROP))
+		return -EINVAL;
+
+	mutex_lock(&vs->mutex);
+	if (vs->state != VMAK_STATE_READY) {
+		err = -EBUSY;
+		goto out_unlock;
+	}
+
+	/* A ring set receives (RX + FILL), sends (TX + COMPLETION), or both. */
+	if ((!vs->rx && !vs->tx) || (!vs->rx != !vs->fq) ||
+	    (!vs->tx != !vs->cq)) {
+		err = -EINVAL;
+		goto out_unlock;
+	}
+
+	if (flags & VMAK_BIND_SHARED_UMEM) {
+		if (vs->umem) {
+			err = -EINVAL;
+			goto out_unlock;
+		}
+		other = sockfd_lookup(sv->svmak_shared_umem_fd, &err);
+		if (!other)
+			goto out_unlock;
+		if (!vmak_is_vmak_socket(other) || other->sk == sock->sk ||
+		    !READ_ONCE(vmak_sk(other->sk)->umem)) {
+			sockfd_put(other);
+			err = -EBADF;
+			goto out_unlock;
+		}
+		/* The other socket's UMEM only goes away with it; we hold it. */
+		shared = READ_ONCE(vmak_sk(other->sk)->umem);
+		vmak_umem_get(shared);
+		sockfd_put(other);
+	} else if (!vs->umem || sv->svmak_shared_umem_fd) {
+		err = -EINVAL;
+		goto out_unlock;
+	}
+
+	dev = dev_get_by_index(sock_net(sock->sk), sv->svmak_ifindex);
+	if (!dev) {
+		err = -ENODEV;
+		goto out_put_shared;
+	}
+	if (sv->svmak_queue_id != VMAK_QUEUE_ANY &&
+	    sv->svmak_queue_id >= dev->real_num_rx_queues) {
+		err = -EINVAL;
+		goto out_put_dev;
+	}
+
+	vs->queue_id = sv->svmak_queue_id;
+	vs->bind_flags = flags;
+	if (shared)
+		WRITE_ONCE(vs->umem, shared);
+	err = vmak_bind_dev(vs, dev);
+	if (err && shared)
+		WRITE_ONCE(vs->umem, NULL);
+	else
+		shared = NULL;
+
+out_put_dev:
+	dev_put(dev);
+out_put_shared:
+	if (shared)
+		vmak_umem_put(shared);
+out_unlock:
+	mutex_unlock(&vs->mutex);
+	return err;
+}
+
+static int vmak_mmap(struct file *file, struct socket *sock,
+		     struct vm_area_struct *vma)
+{
+	struct vmak_sock *vs = vmak_sk(sock->sk);
+	loff_t offset = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
+	unsigned long size = vma->vm_end - vma->vm_start;
+	struct vmak_queue *q;
+
+	switch (offset) {
+	case VMAK_PGOFF_RX_RING:
+		q = smp_load_acquire(&vs->rx);
+		break;
+	case VMAK_PGOFF_TX_RING:
+		q = smp_load_acquire(&vs->tx);
+		break;
+	case VMAK_PGOFF_FILL_RING:
+		q = smp_load_acquire(&vs->fq);
+		break;
+	case VMAK_PGOFF_COMPLETION_RING:
+		q = smp_load_acquire(&vs->cq);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!q)
+		return -EINVAL;
+	if (size > q->size)
+		return -EINVAL;
+	return remap_vmalloc_range(vma, q->ring, 0);
+}
+
+static bool vmak_rx_ready(struct vmak_sock *vs)
+{
+	struct vmak_queue *rx = READ_ONCE(vs->rx);
+
+	return rx && READ_ONCE(rx->ring->producer) != READ_ONCE(rx->ring->consumer);
+}
+
+/* A kick from user space: the FILL ring has chunks again. */
+static void vmak_kick_rx(struct vmak_sock *vs)
+{
+	struct vmak_queue *fq = READ_ONCE(vs->fq);
+
+	if (fq && (READ_ONCE(fq->ring->flags) & VMAK_RING_NEED_WAKEUP)) {
+		spin_lock_bh(&vs->rx_lock);
+		if (vmak_q_peek(fq))
+			vmak_q_clear_flag(fq, VMAK_RING_NEED_WAKEUP);
+		spin_unlock_bh(&vs->rx_lock);
+	}
+}
+
+static __poll_t vmak_poll(struct file *file, struct socket *sock,
+			  poll_table *wait)
+{
+	struct sock *sk = sock->sk;
+	struct vmak_sock *vs = vmak_sk(sk);
+	__poll_t mask = 0;
+
+	sock_poll_wait(file, sock, wait);
+	vmak_kick_rx(vs);
+	if (vmak_rx_ready(vs))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	if (READ_ONCE(sk->sk_err))
+		mask |= EPOLLERR;
+	if (READ_ONCE(vs->state) == VMAK_STATE_UNBOUND)
+		mask |= EPOLLHUP;
+	return mask;
+}
+
+/*
+ * recvmsg carries no data: the data is in the rings. With MSG_DONTWAIT (or
+ * on a non-blocking socket) it is a kick and returns 0 at once; otherwise
+ * it sleeps until the RX ring has entries, an error, a signal or the
+ * receive timeout.
+ */
+static int vmak_recvmsg(struct socket *sock, struct msghdr *m, size_t len,
+			int flags)
+{
+	struct sock *sk = sock->sk;
+	struct vmak_sock *vs = vmak_sk(sk);
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
+	long timeo;
+	int err = 0;
+
+	if (flags & ~(MSG_DONTWAIT | MSG_WAITALL))
+		return -EOPNOTSUPP;
+	if (READ_ONCE(vs->state) != VMAK_STATE_BOUND)
+		return sock_error(sk) ?: -ENXIO;
+	if (!READ_ONCE(vs->rx))
+		return -ENOBUFS;
+	vmak_kick_rx(vs);
+
+	timeo = sock_rcvtimeo(sk, flags & MSG_DONTWAIT);
+	if (!timeo)
+		return 0;
+
+	add_wait_queue(sk_sleep(sk), &wait);
+	while (!vmak_rx_ready(vs)) {
+		err = sock_error(sk);
+		if (err)
+			break;
+		if (READ_ONCE(vs->state) != VMAK_STATE_BOUND) {
+			err = -ENXIO;
+			break;
+		}
+		if (!timeo) {
+			err = -EAGAIN;
+			break;
+		}
+		if (signal_pending(current)) {
+			err = sock_intr_errno(timeo);
+			break;
+		}
+		timeo = wait_woken(&wait, TASK_INTERRUPTIBLE, timeo);
+	}
+	remove_wait_queue(sk_sleep(sk), &wait);
+	return err;
+}
+
 static int vmak_release(struct socket *sock)
 {
 	struct sock *sk = sock->sk;
+	struct vmak_sock *vs;
 
 	if (!sk)
 		return 0;
+	vs = vmak_sk(sk);
+
+	mutex_lock(&vs->mutex);
+	vmak_unbind(vs);
+	mutex_unlock(&vs->mutex);
 
 	sock_orphan(sk);
 	sock->sk = NULL;
@@ -31,29 +449,42 @@ static int vmak_release(struct socket *sock)
 	return 0;
 }
 
+/* Runs after an RCU grace period (SOCK_RCU_FREE): the hook is done with us. */
+static void vmak_destruct(struct sock *sk)
+{
+	struct vmak_sock *vs = vmak_sk(sk);
+
+	vmak_queue_destroy(vs->rx);
+	vmak_queue_destroy(vs->tx);
+	vmak_queue_destroy(vs->fq);
+	vmak_queue_destroy(vs->cq);
+	vmak_umem_put(vs->umem);
+}
+
 static const struct proto_ops vmak_proto_ops = {
 	.family		= 0,	/* set from the module parameter at init */
 	.owner		= THIS_MODULE,
 	.release	= vmak_release,
-	.bind		= sock_no_bind,
+	.bind		= vmak_bind,
 	.connect	= sock_no_connect,
 	.socketpair	= sock_no_socketpair,
 	.accept		= sock_no_accept,
 	.getname	= sock_no_getname,
-	.poll		= datagram_poll,
+	.poll		= vmak_poll,
 	.ioctl		= sock_no_ioctl,
 	.listen		= sock_no_listen,
 	.shutdown	= sock_no_shutdown,
+	.setsockopt	= vmak_setsockopt,
+	.getsockopt	= vmak_getsockopt,
 	.sendmsg	= sock_no_sendmsg,
-	.recvmsg	= sock_no_recvmsg,
-	.mmap		= sock_no_mmap,
+	.recvmsg	= vmak_recvmsg,
+	.mmap		= vmak_mmap,
 };
-
-static struct proto_ops vmak_ops __ro_after_init;
 
 static int vmak_create(struct net *net, struct socket *sock, int protocol,
 		       int kern)
 {
+	struct vmak_sock *vs;
 	struct sock *sk;
 
 	if (sock->type != SOCK_RAW)
@@ -69,7 +500,15 @@ static int vmak_create(struct net *net, struct socket *sock, int protocol,
 	sock->state = SS_UNCONNECTED;
 	sock_init_data(sock, sk);
 	sk->sk_family = vmak_family;
+	sk->sk_destruct = vmak_destruct;
 	sock_set_flag(sk, SOCK_RCU_FREE);
+
+	vs = vmak_sk(sk);
+	mutex_init(&vs->mutex);
+	spin_lock_init(&vs->rx_lock);
+	INIT_LIST_HEAD(&vs->rules);
+	INIT_LIST_HEAD(&vs->dev_node);
+	vs->state = VMAK_STATE_READY;
 	return 0;
 }
 

@@ -2,18 +2,92 @@
 #ifndef _VMAK_H
 #define _VMAK_H
 
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/rhashtable-types.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 #include <net/sock.h>
 
 #include "../uapi/linux/vmak.h"
 #include "../uapi/linux/vmak_genl.h"
+#include "ring.h"
+
+/*
+ * Locking, outermost first:
+ *   vs->mutex     one socket's setup, bind, rules (process context)
+ *   rtnl          taken by bind and by the netdev notifier
+ *   vmak_mutex    devices, their hooks and flow tables, socket state
+ *   vs->rx_lock   RX producer and FILL consumer (softirq: the hook)
+ * The hook runs under RCU and never sleeps; sockets carry SOCK_RCU_FREE
+ * so rings stay valid for a grace period after they are unlinked.
+ */
+extern struct mutex vmak_mutex;
+extern struct workqueue_struct *vmak_wq;
+
+struct vmak_umem {
+	refcount_t users;
+	struct page **pgs;
+	u32 npgs;
+	u32 chunk_size;
+	u32 headroom;
+	u64 size;
+	void *kaddr;			/* vmap() of pgs */
+	struct user_struct *user;	/* RLIMIT_MEMLOCK charge, or NULL */
+	struct work_struct release_work;
+};
+
+struct vmak_dev;
+
+struct vmak_sock {
+	struct sock sk;			/* must be first */
+	struct mutex mutex;
+	int state;			/* VMAK_STATE_*; written under vmak_mutex */
+	struct vmak_umem *umem;
+	struct vmak_queue *rx, *tx, *fq, *cq;
+	spinlock_t rx_lock;
+
+	/* bound device: valid while state == VMAK_STATE_BOUND */
+	struct vmak_dev *vdev;
+	struct list_head dev_node;	/* in vdev->socks */
+	u32 ifindex;
+	u32 queue_id;
+	u16 bind_flags;
+
+	struct list_head rules;		/* struct vmak_rule, under vmak_mutex */
+	u32 nrules;
+	u32 napi_id;
+
+	struct vmak_statistics stats;	/* rx_* under rx_lock */
+};
+
+static inline struct vmak_sock *vmak_sk(struct sock *sk)
+{
+	return (struct vmak_sock *)sk;
+}
 
 /* main.c */
 extern int vmak_family;
+extern int vmak_hook_priority;
+extern unsigned int vmak_max_rules;
 
 /* sock.c */
 int vmak_sock_init(void);
 void vmak_sock_exit(void);
+bool vmak_is_vmak_socket(const struct socket *sock);
+
+/* umem.c */
+struct vmak_umem *vmak_umem_create(const struct vmak_umem_reg *reg);
+void vmak_umem_get(struct vmak_umem *umem);
+void vmak_umem_put(struct vmak_umem *umem);
+
+/* rx.c */
+int vmak_rx_init(void);
+void vmak_rx_exit(void);
+int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev);
+void vmak_unbind(struct vmak_sock *vs);
+int vmak_rule_add(struct vmak_sock *vs, const struct vmak_rule *req);
+int vmak_rule_del(struct vmak_sock *vs, u32 cookie);
 
 /* netlink.c */
 int vmak_genl_init(void);

@@ -34,3 +34,306 @@ static inline int drop_privileges(void)
 }
 
 #endif
+
+/* ---- two network namespaces joined by veth ------------------------------ */
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "vmak/ring.h"
+
+#define ADDR_A	"10.77.0.1"
+#define ADDR_B	"10.77.0.2"
+#define ADDR6_A	"fd00:77::1"
+#define ADDR6_B	"fd00:77::2"
+
+/*
+ *   netns a                         netns b
+ *   +------------------+            +------------------+
+ *   | va<pid>          |   veth     | vb<pid>          |
+ *   | 10.77.0.1/24     |<---------->| 10.77.0.2/24     |  rings bind here
+ *   | fd00:77::1/64    |            | fd00:77::2/64    |
+ *   +------------------+            +------------------+
+ */
+struct vnet {
+	char ns_a[32], ns_b[32];
+	char dev_a[IFNAMSIZ], dev_b[IFNAMSIZ];
+	int ifindex_b;
+};
+
+static inline int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	if (st)
+		fprintf(stderr, "#   command failed (%d): %s\n", st, cmd);
+	return st;
+}
+
+static inline int ns_enter(const char *ns)
+{
+	char path[64];
+	int fd, err;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", ns);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	err = setns(fd, CLONE_NEWNET);
+	close(fd);
+	return err;
+}
+
+/* Create the pair with 'queues' RX/TX queues per side; enter netns b. */
+static inline int vnet_setup(struct vnet *v, int queues)
+{
+	int pid = getpid();
+
+	snprintf(v->ns_a, sizeof(v->ns_a), "vmt-a%d", pid);
+	snprintf(v->ns_b, sizeof(v->ns_b), "vmt-b%d", pid);
+	snprintf(v->dev_a, sizeof(v->dev_a), "va%d", pid);
+	snprintf(v->dev_b, sizeof(v->dev_b), "vb%d", pid);
+	if (sh("ip netns add %s && ip netns add %s", v->ns_a, v->ns_b) ||
+	    sh("ip link add name %s numtxqueues %d numrxqueues %d type veth "
+	       "peer name %s numtxqueues %d numrxqueues %d",
+	       v->dev_a, queues, queues, v->dev_b, queues, queues) ||
+	    sh("ip link set %s netns %s && ip link set %s netns %s",
+	       v->dev_a, v->ns_a, v->dev_b, v->ns_b) ||
+	    sh("ip -n %s addr add " ADDR_A "/24 dev %s && "
+	       "ip -n %s addr add " ADDR6_A "/64 dev %s nodad && "
+	       "ip -n %s link set %s up && ip -n %s link set lo up",
+	       v->ns_a, v->dev_a, v->ns_a, v->dev_a, v->ns_a, v->dev_a, v->ns_a) ||
+	    sh("ip -n %s addr add " ADDR_B "/24 dev %s && "
+	       "ip -n %s addr add " ADDR6_B "/64 dev %s nodad && "
+	       "ip -n %s link set %s up && ip -n %s link set lo up",
+	       v->ns_b, v->dev_b, v->ns_b, v->dev_b, v->ns_b, v->dev_b, v->ns_b) ||
+	    sh("ip -n %s route add 224.0.0.0/4 dev %s", v->ns_a, v->dev_a) ||
+	    sh("ip -n %s -6 route add ff00::/8 dev %s table local", v->ns_a, v->dev_a) ||
+	    ns_enter(v->ns_b))
+		return -1;
+	v->ifindex_b = (int)if_nametoindex(v->dev_b);
+	return v->ifindex_b > 0 ? 0 : -1;
+}
+
+static inline void vnet_teardown(struct vnet *v)
+{
+	if (v->ns_a[0])
+		sh("ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null",
+		   v->ns_a, v->ns_b);
+}
+
+/* The payload of datagram 'seq' of 'len' bytes: seq, then a pattern. */
+static inline void payload_fill(uint8_t *buf, uint32_t seq, uint32_t len)
+{
+	uint32_t nseq = htonl(seq);
+
+	for (uint32_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(seq * 7 + i);
+	memcpy(buf, &nseq, len < 4 ? len : 4);
+}
+
+static inline int payload_check(const uint8_t *buf, uint32_t len, uint32_t *seq)
+{
+	uint32_t nseq = 0;
+
+	if (len < 4)
+		return -1;
+	memcpy(&nseq, buf, 4);
+	*seq = ntohl(nseq);
+	for (uint32_t i = 4; i < len; i++)
+		if (buf[i] != (uint8_t)(*seq * 7 + i))
+			return -1;
+	return 0;
+}
+
+struct send_spec {
+	const char *ns;
+	const char *dst;	/* IPv4 or IPv6 literal */
+	uint16_t dport;
+	uint16_t sport;		/* 0: ephemeral */
+	uint32_t count;
+	uint32_t size;		/* 0: vary 4..1400 */
+	uint32_t first_seq;
+	uint16_t gso;		/* UDP_SEGMENT size, 0 for none */
+	uint32_t pause_us;	/* between datagrams */
+	const char *mcast_if;	/* for multicast destinations */
+};
+
+static inline uint32_t send_size(const struct send_spec *s, uint32_t i)
+{
+	return s->size ? s->size : 4 + (i * 37) % 1397;
+}
+
+static inline int sockaddr_of(const char *ip, uint16_t port,
+			      struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *in = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	*len = 0;
+	if (inet_pton(AF_INET, ip, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons(port);
+		*len = sizeof(*in);
+		return AF_INET;
+	}
+	if (inet_pton(AF_INET6, ip, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		*len = sizeof(*in6);
+		return AF_INET6;
+	}
+	return -1;
+}
+
+/* Send from netns s->ns in a child process; returns its pid. */
+static inline pid_t sender_start(const struct send_spec *s)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+
+	struct sockaddr_storage dst, src;
+	socklen_t dlen, slen;
+	static uint8_t buf[65536];
+	int fam, fd;
+
+	if (ns_enter(s->ns))
+		_exit(10);
+	fam = sockaddr_of(s->dst, s->dport, &dst, &dlen);
+	fd = socket(fam, SOCK_DGRAM, 0);
+	if (fd < 0)
+		_exit(11);
+	if (s->sport) {
+		sockaddr_of(fam == AF_INET ? "0.0.0.0" : "::", s->sport, &src, &slen);
+		if (bind(fd, (struct sockaddr *)&src, slen))
+			_exit(12);
+	}
+	if (s->mcast_if) {
+		unsigned int idx = if_nametoindex(s->mcast_if);
+		struct ip_mreqn mr = { .imr_ifindex = (int)idx };
+
+		if (fam == AF_INET ?
+		    setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &mr, sizeof(mr)) :
+		    setsockopt(fd, IPPROTO_IPV6, IPV6_MULTICAST_IF, &idx, sizeof(idx)))
+			_exit(13);
+	}
+	if (connect(fd, (struct sockaddr *)&dst, dlen))
+		_exit(14);
+	if (s->gso) {
+		int g = s->gso;
+
+		if (setsockopt(fd, IPPROTO_UDP, UDP_SEGMENT, &g, sizeof(g)))
+			_exit(15);
+	}
+	for (uint32_t i = 0; i < s->count; i++) {
+		uint32_t len = send_size(s, i), off = 0;
+
+		if (s->gso) {
+			/* One send of 'len' bytes made of gso-sized datagrams,
+			 * each carrying its own sequence number. */
+			for (uint32_t seg = 0; off < len; seg++) {
+				uint32_t n = len - off < s->gso ? len - off : s->gso;
+
+				payload_fill(buf + off, s->first_seq + i * 1000 + seg, n);
+				off += n;
+			}
+		} else {
+			payload_fill(buf, s->first_seq + i, len);
+		}
+		while (send(fd, buf, len, 0) < 0) {
+			if (errno != ENOBUFS && errno != EAGAIN && errno != ECONNREFUSED)
+				_exit(16);
+			usleep(100);
+		}
+		if (s->pause_us)
+			usleep(s->pause_us);
+	}
+	_exit(0);
+}
+
+static inline int sender_wait(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 100 + WTERMSIG(st);
+}
+
+static inline int udp_bound(int fam, const char *ip, uint16_t port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd = socket(fam, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	sockaddr_of(ip, port, &ss, &len);
+	if (bind(fd, (struct sockaddr *)&ss, len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Wait for the RX ring to hold entries (poll), up to timeout_ms. */
+static inline int rx_wait(struct vmak_ringset *rs, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = rs->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, timeout_ms);
+}
+
+/* Give a chunk back: the FILL ring takes any address inside it. */
+static inline void rx_recycle(struct vmak_ringset *rs, uint64_t addr)
+{
+	uint32_t idx;
+
+	if (vmak_ring_reserve(rs->fill, 1, &idx)) {
+		*vmak_ring_addr(rs->fill, idx) = addr;
+		vmak_ring_submit(rs->fill, 1);
+	}
+}
+
+static inline uint64_t vmstat(const char *name)
+{
+	char line[128];
+	size_t n = strlen(name);
+	uint64_t v = 0;
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, name, n) && line[n] == ' ')
+			v = strtoull(line + n + 1, NULL, 10);
+	fclose(f);
+	return v;
+}

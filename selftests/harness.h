@@ -96,7 +96,7 @@ static inline void __register_test(struct __test_meta *t)
 		*__fixture_##f.tail = &__vmeta_##f##_##v; \
 		__fixture_##f.tail = &__vmeta_##f##_##v.next; \
 	} \
-	static const struct __variant_data_##f __variant_##f##_##v
+	static const struct __variant_data_##f __variant_##f##_##v =
 #define FIXTURE_SETUP(f) \
 	static void __setup_##f(struct __test_meta *_metadata __U, \
 				FIXTURE_DATA(f) *self __U, \
@@ -141,8 +141,10 @@ static inline void __register_test(struct __test_meta *t)
 } while (0)
 
 #define __EXPECT(exp, seen, op, is_assert) do { \
-	__typeof__(exp) __exp = (exp); \
-	__typeof__(seen) __seen = (seen); \
+	/* __int128 holds every value of both signed and unsigned 64-bit \
+	 * types, so mixed comparisons are exact. */ \
+	__int128 __exp = (exp); \
+	__int128 __seen = (seen); \
 	if (!(__exp op __seen)) { \
 		TH_LOG("expected %s (%" PRId64 ") %s %s (%" PRId64 ")%s%s", \
 		       #exp, (int64_t)__exp, #op, #seen, (int64_t)__seen, \

@@ -8,5 +8,23 @@
 #define _VMAK_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/skbuff.h>
+
+/*
+ * The software receive timestamp of an skb in CLOCK_REALTIME ns, or 0
+ * when it has none (or holds a delivery time in another clock).
+ * 6.11 replaced mono_delivery_time with tstamp_type.
+ */
+static inline u64 vmak_skb_rx_tstamp_ns(const struct sk_buff *skb)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+	if (skb->tstamp_type != SKB_CLOCK_REALTIME)
+		return 0;
+#else
+	if (skb->mono_delivery_time)
+		return 0;
+#endif
+	return ktime_to_ns(skb->tstamp);
+}
 
 #endif /* _VMAK_COMPAT_H */

@@ -25,4 +25,240 @@
 #define VMAK_SOCK_TYPE		3	/* SOCK_RAW */
 #define VMAK_PROTO		0
 
+/*
+ * Shared memory
+ * =============
+ *
+ * A socket owns up to four rings, each a single-producer/single-consumer
+ * array of descriptors in memory the process maps, and uses a UMEM: a
+ * region of the process's own memory, pinned by the kernel and cut into
+ * equal chunks that hold packet data.
+ *
+ *   ring         producer (writes     consumer (writes   entries
+ *                 'producer', descs)   'consumer')
+ *   FILL         user                 kernel             __u64 UMEM address
+ *   RX           kernel               user               struct vmak_rx_desc
+ *   TX           user                 kernel             struct vmak_tx_desc
+ *   COMPLETION   kernel               user               __u64 UMEM address
+ *
+ * Each ring, as mapped at its VMAK_PGOFF_* offset:
+ *
+ *   +0                  +off.producer  +off.consumer  +off.flags  +off.desc
+ *   | ...               | __u32        | __u32        | __u32     | desc[0..n-1]
+ *                         (own cache line each)
+ *
+ * Indexes are free-running __u32: entry i lives in desc[i & (n - 1)]; the
+ * ring holds producer - consumer entries. The producer writes descriptors,
+ * then stores 'producer' with release semantics; the consumer loads
+ * 'producer' with acquire semantics, reads the descriptors, then stores
+ * 'consumer' with release semantics; the producer loads 'consumer' with
+ * acquire before reusing slots. kmod/ring.h and lib/include/vmak/ring.h
+ * implement the two sides.
+ *
+ * A chunk handed to the kernel on the FILL ring belongs to the kernel
+ * until it comes back in an RX descriptor; a chunk sent on TX belongs to
+ * the kernel until it comes back on COMPLETION.
+ */
+
+/* Socket option level of vmak sockets. */
+#define SOL_VMAK		0x564d4b	/* "VMK" */
+
+/* setsockopt names at SOL_VMAK */
+#define VMAK_UMEM_REG		1	/* struct vmak_umem_reg */
+#define VMAK_RX_RING		2	/* __u32 entries, power of two */
+#define VMAK_TX_RING		3	/* __u32 entries, power of two */
+#define VMAK_FILL_RING		4	/* __u32 entries, power of two */
+#define VMAK_COMPLETION_RING	5	/* __u32 entries, power of two */
+#define VMAK_RULE_ADD		6	/* struct vmak_rule */
+#define VMAK_RULE_DEL		7	/* __u32 cookie */
+/* getsockopt names at SOL_VMAK */
+#define VMAK_MMAP_OFFSETS	8	/* struct vmak_mmap_offsets */
+#define VMAK_STATISTICS		9	/* struct vmak_statistics */
+#define VMAK_RING_INFO		10	/* struct vmak_ring_info */
+
+/* Limits the kernel enforces. */
+#define VMAK_RING_MIN		8
+#define VMAK_RING_MAX		(1U << 20)
+#define VMAK_CHUNK_MIN		2048
+#define VMAK_CHUNK_MAX		65536
+/* Room the kernel keeps free at the end of a chunk after the headroom. */
+#define VMAK_CHUNK_MIN_DATA	1024
+
+/*
+ * UMEM registration. addr must be page aligned and len a multiple of the
+ * page size and of chunk_size; chunk_size a power of two in
+ * VMAK_CHUNK_MIN..VMAK_CHUNK_MAX; headroom leaves at least
+ * VMAK_CHUNK_MIN_DATA bytes of each chunk for data. The pages are pinned
+ * and charged to RLIMIT_MEMLOCK (unless CAP_IPC_LOCK): ENOBUFS past it.
+ */
+struct vmak_umem_reg {
+	__u64 addr;
+	__u64 len;
+	__u32 chunk_size;
+	__u32 headroom;		/* bytes the kernel leaves before each frame */
+	__u32 flags;		/* none defined: must be 0 */
+	__u32 pad;		/* must be 0 */
+};
+
+/* mmap page offsets of the rings */
+#define VMAK_PGOFF_RX_RING			0
+#define VMAK_PGOFF_TX_RING		0x80000000ULL
+#define VMAK_PGOFF_FILL_RING		0x100000000ULL
+#define VMAK_PGOFF_COMPLETION_RING	0x180000000ULL
+
+struct vmak_ring_offset {
+	__u64 producer;
+	__u64 consumer;
+	__u64 flags;
+	__u64 desc;
+};
+
+struct vmak_mmap_offsets {
+	struct vmak_ring_offset rx;
+	struct vmak_ring_offset tx;
+	struct vmak_ring_offset fr;	/* fill */
+	struct vmak_ring_offset cr;	/* completion */
+};
+
+/*
+ * Ring flags word, written by the kernel.
+ *
+ * VMAK_RING_NEED_WAKEUP, on the FILL ring: the kernel found the ring empty
+ * and dropped (or passed on) a packet. Refill, then poll() or
+ * recvmsg(MSG_DONTWAIT) once: that clears the flag and tells the kernel
+ * chunks are back.
+ */
+#define VMAK_RING_NEED_WAKEUP	(1U << 0)
+
+/*
+ * bind(2) address. ifindex of a device in the socket's netns; queue_id a
+ * receive queue of it or VMAK_QUEUE_ANY.
+ */
+struct sockaddr_vmak {
+	__u16 svmak_family;
+	__u16 svmak_flags;	/* VMAK_BIND_* */
+	__u32 svmak_ifindex;
+	__u32 svmak_queue_id;
+	__u32 svmak_shared_umem_fd;	/* with VMAK_BIND_SHARED_UMEM */
+};
+
+#define VMAK_QUEUE_ANY		0xffffffffU
+
+/*
+ * VMAK_BIND_SHARED_UMEM: use the UMEM of the vmak socket whose fd is in
+ * svmak_shared_umem_fd instead of registering one. Both sockets keep their
+ * own rings; the chunks are the application's to divide.
+ *
+ * VMAK_BIND_SW_QUEUE: for packets whose device recorded no receive queue
+ * (veth, most virtual devices), compute one from the flow hash:
+ * hash mod the device's real_num_rx_queues. Without it such packets count
+ * as queue 0.
+ *
+ * VMAK_BIND_PASS_ON_DROP: a steered packet the ring cannot take (RX ring
+ * full, FILL ring empty, frame larger than a chunk) goes on to the kernel
+ * stack instead of being dropped; it is counted in rx_passed as well.
+ */
+#define VMAK_BIND_SHARED_UMEM	(1U << 0)
+#define VMAK_BIND_SW_QUEUE	(1U << 1)
+#define VMAK_BIND_PASS_ON_DROP	(1U << 2)
+
+/*
+ * A steering rule. Packets of the flow that arrive on the bound device
+ * (and queue) are copied into this socket's rings instead of reaching the
+ * kernel stack; every RX descriptor carries the rule's cookie.
+ *
+ * VMAK_RULE_SOCKET: fd is a bound UDP socket (IPv4 or IPv6) of the
+ * caller's netns. The key is its local address and port, plus its peer
+ * when connected. With 'group' set (an IPv4 or IPv6 multicast address the
+ * socket has joined) the key is (group, local port). No privilege is
+ * needed: a process may only accelerate its own sockets. The rule stops
+ * matching when that socket is closed.
+ *
+ * VMAK_RULE_RAW: the key is given: dst address and port (address all-zero
+ * for any), and optionally src address and port. Needs CAP_NET_RAW in the
+ * user namespace of the socket's netns.
+ *
+ * Cookies are per socket: adding a second rule with the same cookie or the
+ * same key fails with EEXIST.
+ */
+#define VMAK_RULE_SOCKET	1
+#define VMAK_RULE_RAW		2
+
+struct vmak_rule {
+	__u32 kind;		/* VMAK_RULE_* */
+	__s32 fd;		/* VMAK_RULE_SOCKET */
+	__u32 cookie;
+	__u32 flags;		/* none defined: must be 0 */
+	/* VMAK_RULE_RAW key; group for VMAK_RULE_SOCKET */
+	__u16 af;		/* AF_INET or AF_INET6 (for RAW, or group) */
+	__u8 proto;		/* IPPROTO_UDP (RAW) */
+	__u8 pad;		/* must be 0 */
+	__be16 dst_port;
+	__be16 src_port;	/* 0: any */
+	__u8 dst_addr[16];	/* IPv4 in the first 4 bytes */
+	__u8 src_addr[16];	/* all-zero: any */
+};
+
+/*
+ * RX descriptor. The chunk holds the whole frame from its link-layer
+ * header: addr is the UMEM address of its first byte, len its length;
+ * l3_off and payload_off are offsets from addr of the IP header and of the
+ * UDP payload. A datagram split out of a GSO/GRO packet carries headers
+ * the kernel rewrote (lengths; checksums not recomputed) and
+ * VMAK_RX_SEGMENT.
+ */
+struct vmak_rx_desc {
+	__u64 addr;
+	__u32 len;
+	__u32 cookie;		/* of the rule that matched */
+	__u16 l3_off;
+	__u16 payload_off;
+	__u16 queue;		/* receive queue (recorded or hashed) */
+	__u16 flags;		/* VMAK_RX_* */
+	__u32 hash;		/* flow hash, 0 if none */
+	__u32 reserved;
+	__u64 ts_sw;		/* CLOCK_REALTIME ns of reception */
+	__u64 ts_hw;		/* device timestamp ns, with VMAK_RX_TS_HW */
+};
+
+#define VMAK_RX_TS_HW		(1U << 0)
+#define VMAK_RX_IPV6		(1U << 1)
+#define VMAK_RX_SEGMENT		(1U << 2)
+
+/* TX descriptor (used by the TX path). */
+struct vmak_tx_desc {
+	__u64 addr;
+	__u32 len;
+	__u32 options;
+};
+
+/*
+ * Statistics of one socket. Counters only grow; fields are appended, and
+ * the kernel fills as many as optlen holds (returning the length used).
+ */
+struct vmak_statistics {
+	__u64 rx_packets;	/* descriptors posted on RX */
+	__u64 rx_bytes;		/* bytes in them */
+	__u64 rx_ring_full;	/* dropped/passed: RX ring full */
+	__u64 rx_fill_empty;	/* dropped/passed: FILL ring empty */
+	__u64 rx_invalid_fill;	/* FILL entries outside the UMEM, skipped */
+	__u64 rx_too_big;	/* dropped/passed: frame larger than a chunk */
+	__u64 rx_passed;	/* handed to the kernel stack instead */
+	__u64 rx_rule_dead;	/* matched a rule whose socket is closed */
+};
+
+/* Facts about a bound socket. */
+struct vmak_ring_info {
+	__u32 ifindex;
+	__u32 queue_id;
+	__u32 napi_id;		/* last NAPI id seen on RX, 0 if none */
+	__u32 state;		/* VMAK_STATE_* */
+	__u32 rules;		/* rules attached */
+	__u32 pad;
+};
+
+#define VMAK_STATE_READY	0
+#define VMAK_STATE_BOUND	1
+#define VMAK_STATE_UNBOUND	2
+
 #endif /* _UAPI_LINUX_VMAK_H */

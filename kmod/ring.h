@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Single-producer/single-consumer rings shared with user space.
+ *
+ * Memory-ordering contract (the library mirrors it in
+ * lib/include/vmak/ring.h with __atomic acquire/release):
+ *
+ *   producer                          consumer
+ *   --------                          --------
+ *   load_acquire(consumer)    (A)     load_acquire(producer)     (C)
+ *   if there is room:                 if there are entries:
+ *     write descriptors                 read descriptors
+ *     store_release(producer) (B)       store_release(consumer)  (D)
+ *
+ * B pairs with C: a consumer that sees the new producer index sees the
+ * descriptors written before it. D pairs with A: a producer that sees the
+ * new consumer index knows the consumer is done reading the slots it
+ * reuses. Each side caches the other's index and reloads it only when the
+ * cached value says the ring is full (producer) or empty (consumer).
+ *
+ * The kernel is the consumer of FILL and TX and the producer of RX and
+ * COMPLETION. Everything read from a ring written by user space is
+ * untrusted; callers validate each descriptor.
+ */
+#ifndef _VMAK_RING_H
+#define _VMAK_RING_H
+
+#include <linux/types.h>
+#include <linux/compiler.h>
+#include <linux/cache.h>
+#include <asm/barrier.h>
+
+/* The shared part, as mapped by user space. */
+struct vmak_ring_shared {
+	u32 producer ____cacheline_aligned_in_smp;
+	u32 consumer ____cacheline_aligned_in_smp;
+	u32 flags ____cacheline_aligned_in_smp;
+	u8 desc[] ____cacheline_aligned_in_smp;
+};
+
+struct vmak_queue {
+	struct vmak_ring_shared *ring;	/* vmalloc_user() memory */
+	size_t size;			/* bytes, for mmap */
+	u32 nentries;
+	u32 mask;
+	u32 desc_size;
+	u32 cached_prod;
+	u32 cached_cons;
+};
+
+/* ring.c */
+struct vmak_queue *vmak_queue_create(u32 nentries, u32 desc_size);
+void vmak_queue_destroy(struct vmak_queue *q);
+
+static inline void *vmak_q_desc(struct vmak_queue *q, u32 idx)
+{
+	return q->ring->desc + (size_t)(idx & q->mask) * q->desc_size;
+}
+
+/* ---- consumer side (FILL, TX): peek -> read -> release ---- */
+
+/* Entries available to consume, reloading the producer if none cached. */
+static inline u32 vmak_q_peek(struct vmak_queue *q)
+{
+	u32 n = q->cached_prod - q->cached_cons;
+
+	if (n)
+		return n;
+	q->cached_prod = smp_load_acquire(&q->ring->producer); /* C, matches B */
+	return q->cached_prod - q->cached_cons;
+}
+
+/*
+ * Consume one entry (after it was read). The shared index is published by
+ * vmak_q_release() once per batch.
+ */
+static inline void vmak_q_consume(struct vmak_queue *q)
+{
+	q->cached_cons++;
+}
+
+static inline void vmak_q_release(struct vmak_queue *q)
+{
+	smp_store_release(&q->ring->consumer, q->cached_cons); /* D, matches A */
+}
+
+/* ---- producer side (RX, COMPLETION): reserve -> write -> submit ---- */
+
+/* Free slots, reloading the consumer index if the cache says full. */
+static inline u32 vmak_q_free(struct vmak_queue *q)
+{
+	u32 n = q->nentries - (q->cached_prod - q->cached_cons);
+
+	if (n)
+		return n;
+	q->cached_cons = smp_load_acquire(&q->ring->consumer); /* A, matches D */
+	return q->nentries - (q->cached_prod - q->cached_cons);
+}
+
+/* Slot for the next entry; the caller checked vmak_q_free(). */
+static inline void *vmak_q_reserve(struct vmak_queue *q)
+{
+	return vmak_q_desc(q, q->cached_prod++);
+}
+
+static inline void vmak_q_submit(struct vmak_queue *q)
+{
+	smp_store_release(&q->ring->producer, q->cached_prod); /* B, matches C */
+}
+
+/* Entries user space has not consumed yet (producer-side view). */
+static inline u32 vmak_q_pending(struct vmak_queue *q)
+{
+	return q->cached_prod - READ_ONCE(q->ring->consumer);
+}
+
+static inline void vmak_q_set_flag(struct vmak_queue *q, u32 flag)
+{
+	u32 f = READ_ONCE(q->ring->flags);
+
+	if (!(f & flag))
+		WRITE_ONCE(q->ring->flags, f | flag);
+}
+
+static inline void vmak_q_clear_flag(struct vmak_queue *q, u32 flag)
+{
+	u32 f = READ_ONCE(q->ring->flags);
+
+	if (f & flag)
+		WRITE_ONCE(q->ring->flags, f & ~flag);
+}
+
+#endif /* _VMAK_RING_H */

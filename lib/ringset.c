@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* Ring sets: socket, UMEM, rings, mappings and bind in one call. */
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "linux/vmak.h"
+#include "vmak/ring.h"
+#include "vmak/vmak.h"
+
+struct ringset_priv {
+	struct vmak_uring rx, tx, fill, comp;
+};
+
+VMAK_API void vmak_ringset_config_default(struct vmak_ringset_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->queue_id = VMAK_QUEUE_ANY;
+	cfg->rx_size = 2048;
+	cfg->fill_size = 2048;
+	cfg->chunk_size = 2048;
+	cfg->umem_len = 4096ULL * 2048;
+	cfg->shared_umem_fd = -1;
+}
+
+static int set_ring_size(int fd, int opt, uint32_t n)
+{
+	if (!n)
+		return 0;
+	return setsockopt(fd, SOL_VMAK, opt, &n, sizeof(n)) ? -errno : 0;
+}
+
+static int map_ring(int fd, struct vmak_uring *r, uint32_t n, size_t desc_size,
+		    const struct vmak_ring_offset *off, uint64_t pgoff)
+{
+	size_t len = off->desc + (size_t)n * desc_size;
+	void *map;
+
+	memset(r, 0, sizeof(*r));
+	if (!n)
+		return 0;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+		   fd, (off_t)pgoff);
+	if (map == MAP_FAILED)
+		return -errno;
+	r->map = map;
+	r->map_len = len;
+	r->mask = n - 1;
+	r->size = n;
+	r->producer = (uint32_t *)((char *)map + off->producer);
+	r->consumer = (uint32_t *)((char *)map + off->consumer);
+	r->flags = (uint32_t *)((char *)map + off->flags);
+	r->desc = (char *)map + off->desc;
+	r->cached_prod = __atomic_load_n(r->producer, __ATOMIC_ACQUIRE);
+	r->cached_cons = __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+	return 0;
+}
+
+static void unmap_ring(struct vmak_uring *r)
+{
+	if (r->map)
+		munmap(r->map, r->map_len);
+	r->map = NULL;
+}
+
+VMAK_API void vmak_ringset_close(struct vmak_ringset *rs)
+{
+	struct ringset_priv *p = rs->priv;
+
+	if (p) {
+		unmap_ring(&p->rx);
+		unmap_ring(&p->tx);
+		unmap_ring(&p->fill);
+		unmap_ring(&p->comp);
+		free(p);
+	}
+	if (rs->fd >= 0)
+		close(rs->fd);
+	if (rs->umem_owned && rs->umem)
+		munmap(rs->umem, rs->umem_len);
+	memset(rs, 0, sizeof(*rs));
+	rs->fd = -1;
+}
+
+VMAK_API int vmak_ringset_open(struct vmak_ringset *rs,
+			       const struct vmak_ringset_config *cfg)
+{
+	struct vmak_mmap_offsets off;
+	struct sockaddr_vmak sa;
+	struct ringset_priv *p;
+	socklen_t optlen = sizeof(off);
+	int fam, err;
+
+	memset(rs, 0, sizeof(*rs));
+	rs->fd = -1;
+	fam = vmak_family();
+	if (fam < 0)
+		return fam;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	rs->priv = p;
+	rs->fd = socket(fam, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (rs->fd < 0) {
+		err = -errno;
+		goto err;
+	}
+
+	if (cfg->shared_umem_fd < 0) {
+		struct vmak_umem_reg reg = {
+			.len = cfg->umem_len,
+			.chunk_size = cfg->chunk_size,
+			.headroom = cfg->headroom,
+		};
+
+		rs->umem = cfg->umem;
+		if (!rs->umem) {
+			rs->umem = mmap(NULL, cfg->umem_len, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (rs->umem == MAP_FAILED) {
+				rs->umem = NULL;
+				err = -errno;
+				goto err;
+			}
+			rs->umem_owned = 1;
+		}
+		rs->umem_len = cfg->umem_len;
+		reg.addr = (uintptr_t)rs->umem;
+		if (setsockopt(rs->fd, SOL_VMAK, VMAK_UMEM_REG, &reg, sizeof(reg))) {
+			err = -errno;
+			goto err;
+		}
+	}
+	rs->chunk_size = cfg->chunk_size;
+	rs->headroom = cfg->headroom;
+
+	err = set_ring_size(rs->fd, VMAK_RX_RING, cfg->rx_size);
+	if (!err)
+		err = set_ring_size(rs->fd, VMAK_TX_RING, cfg->tx_size);
+	if (!err)
+		err = set_ring_size(rs->fd, VMAK_FILL_RING, cfg->fill_size);
+	if (!err)
+		err = set_ring_size(rs->fd, VMAK_COMPLETION_RING, cfg->comp_size);
+	if (err)
+		goto err;
+
+	if (getsockopt(rs->fd, SOL_VMAK, VMAK_MMAP_OFFSETS, &off, &optlen)) {
+		err = -errno;
+		goto err;
+	}
+	err = map_ring(rs->fd, &p->rx, cfg->rx_size, sizeof(struct vmak_rx_desc),
+		       &off.rx, VMAK_PGOFF_RX_RING);
+	if (!err)
+		err = map_ring(rs->fd, &p->tx, cfg->tx_size,
+			       sizeof(struct vmak_tx_desc), &off.tx,
+			       VMAK_PGOFF_TX_RING);
+	if (!err)
+		err = map_ring(rs->fd, &p->fill, cfg->fill_size, sizeof(uint64_t),
+			       &off.fr, VMAK_PGOFF_FILL_RING);
+	if (!err)
+		err = map_ring(rs->fd, &p->comp, cfg->comp_size, sizeof(uint64_t),
+			       &off.cr, VMAK_PGOFF_COMPLETION_RING);
+	if (err)
+		goto err;
+	rs->rx = cfg->rx_size ? &p->rx : NULL;
+	rs->tx = cfg->tx_size ? &p->tx : NULL;
+	rs->fill = cfg->fill_size ? &p->fill : NULL;
+	rs->comp = cfg->comp_size ? &p->comp : NULL;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.svmak_family = (uint16_t)fam;
+	sa.svmak_flags = cfg->bind_flags;
+	sa.svmak_ifindex = cfg->ifindex;
+	sa.svmak_queue_id = cfg->queue_id;
+	if (cfg->shared_umem_fd >= 0) {
+		sa.svmak_flags |= VMAK_BIND_SHARED_UMEM;
+		sa.svmak_shared_umem_fd = (uint32_t)cfg->shared_umem_fd;
+	}
+	if (bind(rs->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		goto err;
+	}
+	return 0;
+
+err:
+	vmak_ringset_close(rs);
+	return err;
+}
+
+VMAK_API uint32_t vmak_ringset_fill(struct vmak_ringset *rs, uint32_t first,
+				    uint32_t n)
+{
+	uint32_t idx, i, nchunks = (uint32_t)(rs->umem_len / rs->chunk_size);
+
+	if (!rs->fill)
+		return 0;
+	if (n > rs->fill->size)
+		n = rs->fill->size;
+	while (n && !vmak_ring_reserve(rs->fill, n, &idx))
+		n--;
+	for (i = 0; i < n; i++)
+		*vmak_ring_addr(rs->fill, idx + i) =
+			(uint64_t)((first + i) % nchunks) * rs->chunk_size;
+	if (n)
+		vmak_ring_submit(rs->fill, n);
+	return n;
+}
+
+VMAK_API int vmak_rule_add_socket(int ring_fd, int udp_fd, uint32_t cookie)
+{
+	struct vmak_rule r = {
+		.kind = VMAK_RULE_SOCKET,
+		.fd = udp_fd,
+		.cookie = cookie,
+	};
+
+	return setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_ADD, &r, sizeof(r)) ? -errno : 0;
+}
+
+VMAK_API int vmak_rule_add_group(int ring_fd, int udp_fd,
+				 const struct sockaddr *group, uint32_t cookie)
+{
+	struct vmak_rule r = {
+		.kind = VMAK_RULE_SOCKET,
+		.fd = udp_fd,
+		.cookie = cookie,
+	};
+
+	if (group->sa_family == AF_INET) {
+		r.af = AF_INET;
+		memcpy(r.dst_addr, &((const struct sockaddr_in *)group)->sin_addr, 4);
+	} else if (group->sa_family == AF_INET6) {
+		r.af = AF_INET6;
+		memcpy(r.dst_addr, &((const struct sockaddr_in6 *)group)->sin6_addr, 16);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	return setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_ADD, &r, sizeof(r)) ? -errno : 0;
+}
+
+VMAK_API int vmak_rule_del(int ring_fd, uint32_t cookie)
+{
+	return setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_DEL, &cookie,
+			  sizeof(cookie)) ? -errno : 0;
+}
+
+VMAK_API int vmak_statistics_get(int ring_fd, struct vmak_statistics *st)
+{
+	socklen_t len = sizeof(*st);
+
+	memset(st, 0, sizeof(*st));
+	return getsockopt(ring_fd, SOL_VMAK, VMAK_STATISTICS, st, &len) ? -errno : 0;
+}
