@@ -249,14 +249,12 @@ static u16 vmak_rx_queue(struct vmak_sock *vs, const struct sk_buff *skb,
 	struct net_device *dev = skb->dev;
 
 	*hash = skb->hash;
-	if (skb_rx_queue_recorded(skb))
-		return skb_get_rx_queue(skb);
-	if (!(vs->bind_flags & VMAK_BIND_SW_QUEUE) || dev->real_num_rx_queues <= 1)
-		return 0;
+	if (!(vs->bind_flags & VMAK_BIND_SW_QUEUE))
+		return skb_rx_queue_recorded(skb) ? skb_get_rx_queue(skb) : 0;
 	/* Read-only: the skb may be shared (pktgen), so never skb_get_hash(). */
 	if (!*hash)
 		*hash = __skb_get_hash_symmetric(skb);
-	return *hash % dev->real_num_rx_queues;
+	return dev->real_num_rx_queues > 1 ? *hash % dev->real_num_rx_queues : 0;
 }
 
 /*
@@ -842,6 +840,13 @@ int vmak_rule_add(struct vmak_sock *vs, const struct vmak_rule *req)
 		return -EINVAL;
 	if (req->kind != VMAK_RULE_SOCKET && req->kind != VMAK_RULE_RAW)
 		return -EINVAL;
+	/* Checked again under vmak_mutex; this gives the clearer error. */
+	switch (READ_ONCE(vs->state)) {
+	case VMAK_STATE_READY:
+		return -EINVAL;
+	case VMAK_STATE_UNBOUND:
+		return -ENETDOWN;
+	}
 	if (vs->nrules >= vmak_max_rules)
 		return -ENOSPC;
 

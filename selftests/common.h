@@ -22,15 +22,27 @@
 	ASSERT_GT((fam), 0); \
 } while (0)
 
-/* Become an unprivileged user with no capabilities at all. */
+/*
+ * Become user 'uid' with no effective capabilities. The saved uid stays 0
+ * so regain_privileges() can undo it for cleanup; the module only ever
+ * looks at effective capabilities and the real user.
+ */
+static inline int drop_privileges_to(uid_t uid)
+{
+	if (setresgid(uid, uid, 0) || setresuid(uid, uid, 0))
+		return -1;
+	return 0;
+}
+
+static inline void regain_privileges(void)
+{
+	if (setresuid(0, 0, 0) || setresgid(0, 0, 0))
+		perror("regain_privileges");
+}
+
 static inline int drop_privileges(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = {};
-
-	if (setgid(65534) || setuid(65534))
-		return -1;
-	return (int)syscall(SYS_capset, &h, d);
+	return drop_privileges_to(65534);
 }
 
 #endif
@@ -133,6 +145,7 @@ static inline int vnet_setup(struct vnet *v, int queues)
 
 static inline void vnet_teardown(struct vnet *v)
 {
+	regain_privileges();
 	if (v->ns_a[0])
 		sh("ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null",
 		   v->ns_a, v->ns_b);

@@ -81,6 +81,7 @@ static inline void __register_test(struct __test_meta *t)
 	static struct __fixture_meta __fixture_##f = { \
 		.name = #f, .tail = &__fixture_##f.variants, \
 	}; \
+	struct __variant_data_##f; \
 	struct __fixture_data_##f; \
 	typedef struct __fixture_data_##f FIXTURE_DATA(f); \
 	struct __fixture_data_##f

@@ -149,10 +149,11 @@ struct sockaddr_vmak {
  * svmak_shared_umem_fd instead of registering one. Both sockets keep their
  * own rings; the chunks are the application's to divide.
  *
- * VMAK_BIND_SW_QUEUE: for packets whose device recorded no receive queue
- * (veth, most virtual devices), compute one from the flow hash:
- * hash mod the device's real_num_rx_queues. Without it such packets count
- * as queue 0.
+ * VMAK_BIND_SW_QUEUE: take every packet's queue from its flow hash
+ * (hash mod the device's real_num_rx_queues) instead of the queue the
+ * device recorded. For devices that record none, or a meaningless one
+ * (veth leaves the peer's TX queue there). Without it, packets with no
+ * recorded queue count as queue 0.
  *
  * VMAK_BIND_PASS_ON_DROP: a steered packet the ring cannot take (RX ring
  * full, FILL ring empty, frame larger than a chunk) goes on to the kernel
