@@ -42,10 +42,10 @@ HELPER_BINS := $(HELPER_SRCS:selftests/helpers/%.c=$(B)/%)
 UNIT_SRCS := $(wildcard selftests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:selftests/unit/%.c=$(B)/unit/%)
 
-.PHONY: all module lib tools selftests check unit vmcheck demo bench install \
+.PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install \
 	dkms-install clean help style sparse
 
-all: module lib tools selftests
+all: module lib tools selftests examples
 
 help:
 	@echo 'vmak targets:'
@@ -105,6 +105,13 @@ $(VMAKCTL): tools/vmakctl.c $(LIB_A) $(wildcard lib/include/vmak/*.h uapi/linux/
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS)
 
+# ---- examples ---------------------------------------------------------------
+examples: $(B)/ringrx
+
+$(B)/ringrx: examples/ringrx.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS)
+
 # ---- tests ---------------------------------------------------------------------
 selftests: $(ST_BINS) $(HELPER_BINS)
 
@@ -117,7 +124,7 @@ $(B)/selftests/%: selftests/%.c selftests/harness.h $(LIB_A)
 
 $(B)/unit/%: selftests/unit/%.c selftests/harness.h $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Iselftests $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS)
+	$(CC) $(CPPFLAGS) -Iselftests $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
 
 KERNELS ?= 6.1 6.12
 KERNEL ?= 6.1
@@ -131,8 +138,29 @@ unit: $(UNIT_BINS)
 vmcheck: lib tools selftests
 	selftests/vm/run --kernel $(KERNEL)
 
-demo: lib tools selftests
+demo: lib tools selftests examples bench-bins
 	selftests/vm/run --kernel $(KERNEL) --demo
+
+# ---- benchmarks (reports, not tests) ---------------------------------------
+XDP_LIBS := $(shell pkg-config --libs libxdp libbpf 2>/dev/null)
+BENCH_XDP := $(if $(XDP_LIBS),-DHAVE_LIBXDP)
+BENCH_BINS := $(B)/bench/udpgen $(B)/bench/rxbench
+
+bench-bins: $(BENCH_BINS)
+
+$(B)/bench/udpgen: bench/udpgen.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $<
+
+$(B)/bench/rxbench: bench/rxbench.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS) $(XDP_LIBS)
+
+bench: lib tools selftests
+	scripts/deps.sh --bench
+	$(MAKE) bench-bins
+	selftests/vm/run --kernel $(KERNEL) --bench --timeout 3000 -- $(BENCH_ARGS)
+	bench/report build/vm/*/results/bench.csv
 
 # ---- install -------------------------------------------------------------------
 install: module lib tools $(B)/libvmak.pc

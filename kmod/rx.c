@@ -77,7 +77,6 @@ struct vmak_rule_ent {
 };
 
 struct vmak_rule_obj {
-	struct list_head sock_node;	/* in vs->rules */
 	struct vmak_sock *vs;
 	u32 cookie;
 	/* Socket-derived: stop matching once the socket is closed, or (for
@@ -546,7 +545,10 @@ static void vmak_rule_free_rcu(struct rcu_head *head)
 	kfree(r);
 }
 
-/* Unlink one rule from the flow table; freed after a grace period. */
+/*
+ * Unlink one rule from the flow table (the caller took it out of
+ * vs->rules); it is freed after a grace period.
+ */
 static void vmak_rule_unlink(struct vmak_dev *vdev, struct vmak_rule_obj *r)
 {
 	int i;
@@ -565,8 +567,6 @@ static void vmak_rule_unlink(struct vmak_dev *vdev, struct vmak_rule_obj *r)
 		}
 		r->ent[i].flow = NULL;
 	}
-	list_del(&r->sock_node);
-	r->vs->nrules--;
 	call_rcu(&r->rcu, vmak_rule_free_rcu);
 }
 
@@ -608,14 +608,10 @@ static int vmak_rule_link(struct vmak_dev *vdev, struct vmak_rule_obj *r)
 		r->ent[i].rule = r;
 		list_add_tail_rcu(&r->ent[i].flow_node, &flow->rules);
 	}
-	list_add_tail(&r->sock_node, &r->vs->rules);
-	r->vs->nrules++;
 	return 0;
 
 err_unlink:
-	/* Undo the keys linked so far; the rule was never visible whole. */
-	list_add_tail(&r->sock_node, &r->vs->rules);
-	r->vs->nrules++;
+	/* Undo the keys linked so far; this frees r. */
 	r->nkeys = i;
 	vmak_rule_unlink(vdev, r);
 	return err;
@@ -821,16 +817,6 @@ out_put:
 	return err;
 }
 
-static struct vmak_rule_obj *vmak_rule_find(struct vmak_sock *vs, u32 cookie)
-{
-	struct vmak_rule_obj *r;
-
-	list_for_each_entry(r, &vs->rules, sock_node)
-		if (r->cookie == cookie)
-			return r;
-	return NULL;
-}
-
 int vmak_rule_add(struct vmak_sock *vs, const struct vmak_rule *req)
 {
 	struct vmak_rule_obj *r;
@@ -867,11 +853,16 @@ int vmak_rule_add(struct vmak_sock *vs, const struct vmak_rule *req)
 		err = vs->state == VMAK_STATE_UNBOUND ? -ENETDOWN : -EINVAL;
 		goto err_unlock;
 	}
-	if (vmak_rule_find(vs, req->cookie)) {
-		err = -EEXIST;
+	err = xa_insert(&vs->rules, req->cookie, r, GFP_KERNEL_ACCOUNT);
+	if (err) {
+		err = err == -EBUSY ? -EEXIST : err;
 		goto err_unlock;
 	}
 	err = vmak_rule_link(vs->vdev, r);
+	if (err)
+		xa_erase(&vs->rules, req->cookie);	/* r is already freed */
+	else
+		vs->nrules++;
 	mutex_unlock(&vmak_mutex);
 	return err;
 
@@ -891,8 +882,9 @@ int vmak_rule_del(struct vmak_sock *vs, u32 cookie)
 
 	mutex_lock(&vmak_mutex);
 	if (vs->state == VMAK_STATE_BOUND) {
-		r = vmak_rule_find(vs, cookie);
+		r = xa_erase(&vs->rules, cookie);
 		if (r) {
+			vs->nrules--;
 			vmak_rule_unlink(vs->vdev, r);
 			err = 0;
 		}
@@ -937,10 +929,14 @@ out:
  */
 static void __vmak_unbind(struct vmak_sock *vs)
 {
-	struct vmak_rule_obj *r, *tmp;
+	struct vmak_rule_obj *r;
+	unsigned long cookie;
 
-	list_for_each_entry_safe(r, tmp, &vs->rules, sock_node)
+	xa_for_each(&vs->rules, cookie, r) {
+		xa_erase(&vs->rules, cookie);
 		vmak_rule_unlink(vs->vdev, r);
+	}
+	vs->nrules = 0;
 	list_del_init(&vs->dev_node);
 	vs->vdev = NULL;
 	WRITE_ONCE(vs->state, VMAK_STATE_UNBOUND);

@@ -459,6 +459,7 @@ static void vmak_destruct(struct sock *sk)
 	vmak_queue_destroy(vs->fq);
 	vmak_queue_destroy(vs->cq);
 	vmak_umem_put(vs->umem);
+	xa_destroy(&vs->rules);
 }
 
 static const struct proto_ops vmak_proto_ops = {
@@ -506,7 +507,7 @@ static int vmak_create(struct net *net, struct socket *sock, int protocol,
 	vs = vmak_sk(sk);
 	mutex_init(&vs->mutex);
 	spin_lock_init(&vs->rx_lock);
-	INIT_LIST_HEAD(&vs->rules);
+	xa_init(&vs->rules);
 	INIT_LIST_HEAD(&vs->dev_node);
 	vs->state = VMAK_STATE_READY;
 	return 0;

@@ -7,6 +7,7 @@
 #include <linux/rhashtable-types.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 #include <net/sock.h>
 
 #include "../uapi/linux/vmak.h"
@@ -54,7 +55,7 @@ struct vmak_sock {
 	u32 queue_id;
 	u16 bind_flags;
 
-	struct list_head rules;		/* struct vmak_rule, under vmak_mutex */
+	struct xarray rules;		/* cookie -> rule, under vmak_mutex */
 	u32 nrules;
 	u32 napi_id;
 

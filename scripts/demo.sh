@@ -4,5 +4,5 @@
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
-make -s -j2 lib tools selftests
+make -s -j2 lib tools selftests examples bench-bins
 exec selftests/vm/run --kernel "${1:-6.1}" --demo

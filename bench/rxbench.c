@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rxbench: count UDP datagrams to one port received over a fixed window,
+ * by one of several receivers, in the netns and on the device given.
+ *
+ *   rxbench -m MODE -i DEV -p PORT [-a ADDR] [-w WARMUP] [-t SECONDS]
+ *           [-r RULES] [-c CPU]
+ *
+ * MODE: vmak-busy   vmak ring, busy-polling the RX ring
+ *       vmak-poll   vmak ring, sleeping in poll() when empty
+ *       recvmmsg    kernel UDP socket, recvmmsg() batches of 64
+ *       afpacket    AF_PACKET TPACKET_V3 ring (counts UDP to PORT)
+ *       afxdp       AF_XDP socket in generic (SKB) mode, copy (libxdp)
+ *
+ * -r N installs N extra raw vmak rules (other ports) before measuring.
+ * Prints one line: "MODE pps N packets N seconds S".
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBXDP
+#include <xdp/xsk.h>
+#include <linux/if_link.h>
+#endif
+
+#include "vmak/ring.h"
+#include "vmak/vmak.h"
+
+static const char *dev, *addr = "0.0.0.0";
+static unsigned int port;
+static double warmup = 1, secs = 3;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The measuring window: counts between warmup and warmup + secs. */
+struct window {
+	double start, begin, end;
+	uint64_t at_begin, count;
+	int state;	/* 0 warming up, 1 measuring, 2 done */
+};
+
+/* Set up: tell the runner to start sending, then warm up and measure. */
+static void window_init(struct window *w)
+{
+	printf("ready\n");
+	fflush(stdout);
+	memset(w, 0, sizeof(*w));
+	w->start = now();
+}
+
+/* Call often with the running count; returns 0 once the window closed. */
+static int window_tick(struct window *w, uint64_t count)
+{
+	double t = now();
+
+	if (w->state == 0 && t - w->start >= warmup) {
+		w->state = 1;
+		w->begin = t;
+		w->at_begin = count;
+	} else if (w->state == 1 && t - w->begin >= secs) {
+		w->state = 2;
+		w->end = t;
+		w->count = count - w->at_begin;
+		return 0;
+	}
+	return 1;
+}
+
+static void report(const char *mode, struct window *w)
+{
+	double s = w->end - w->begin;
+
+	printf("%s pps %.0f packets %llu seconds %.3f\n", mode,
+	       s > 0 ? w->count / s : 0, (unsigned long long)w->count, s);
+}
+
+static int udp_socket(void)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), rcvbuf = 4 << 20;
+
+	inet_pton(AF_INET, addr, &sin.sin_addr);
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		perror("rxbench: udp socket");
+		exit(1);
+	}
+	return fd;
+}
+
+static int run_vmak(const char *mode, int busy, unsigned int nrules)
+{
+	struct vmak_ringset_config cfg;
+	struct vmak_ringset rs;
+	struct window w;
+	uint64_t count = 0;
+	int udp = udp_socket(), err;
+
+	vmak_ringset_config_default(&cfg);
+	cfg.ifindex = if_nametoindex(dev);
+	cfg.rx_size = cfg.fill_size = 4096;
+	cfg.umem_len = 8192ULL * 2048;
+	err = vmak_ringset_open(&rs, &cfg);
+	if (err) {
+		fprintf(stderr, "rxbench: ring set: %s\n", vmak_strerror(err));
+		return 1;
+	}
+	vmak_ringset_fill(&rs, 0, 4096);
+	for (unsigned int i = 0; i < nrules; i++) {
+		struct vmak_rule r = {
+			.kind = VMAK_RULE_RAW, .cookie = 1000 + i, .af = AF_INET,
+			.proto = IPPROTO_UDP,
+			.dst_port = htons((uint16_t)(20000 + i % 40000)),
+		};
+		uint32_t a = htonl(0x0a000000u + i / 40000);
+
+		memcpy(r.dst_addr, &a, 4);
+		if (setsockopt(rs.fd, SOL_VMAK, VMAK_RULE_ADD, &r, sizeof(r))) {
+			perror("rxbench: rule");
+			return 1;
+		}
+	}
+	err = vmak_rule_add_socket(rs.fd, udp, 1);
+	if (err) {
+		fprintf(stderr, "rxbench: rule: %s\n", vmak_strerror(err));
+		return 1;
+	}
+
+	window_init(&w);
+	do {
+		uint32_t idx, fidx, n = vmak_ring_peek(rs.rx, 256, &idx);
+
+		if (!n) {
+			if (!busy) {
+				struct pollfd p = { .fd = rs.fd, .events = POLLIN };
+
+				poll(&p, 1, 100);
+			}
+			continue;
+		}
+		/* Recycle the chunks straight onto the FILL ring. */
+		if (vmak_ring_reserve(rs.fill, n, &fidx)) {
+			for (uint32_t i = 0; i < n; i++)
+				*vmak_ring_addr(rs.fill, fidx + i) =
+					vmak_ring_rx_desc(rs.rx, idx + i)->addr;
+			vmak_ring_submit(rs.fill, n);
+		}
+		vmak_ring_release(rs.rx, n);
+		count += n;
+	} while (window_tick(&w, count));
+	report(mode, &w);
+
+	struct vmak_statistics st;
+
+	vmak_statistics_get(rs.fd, &st);
+	fprintf(stderr, "rxbench: vmak rx %llu ring_full %llu fill_empty %llu\n",
+		(unsigned long long)st.rx_packets,
+		(unsigned long long)st.rx_ring_full,
+		(unsigned long long)st.rx_fill_empty);
+	vmak_ringset_close(&rs);
+	return 0;
+}
+
+static int run_recvmmsg(void)
+{
+	static char bufs[64][2048];
+	struct mmsghdr msgs[64];
+	struct iovec iov[64];
+	struct timeval tv = { 0, 100000 };
+	struct window w;
+	uint64_t count = 0;
+	int fd = udp_socket();
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	for (int i = 0; i < 64; i++) {
+		iov[i].iov_base = bufs[i];
+		iov[i].iov_len = sizeof(bufs[i]);
+		memset(&msgs[i], 0, sizeof(msgs[i]));
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	window_init(&w);
+	do {
+		int n = recvmmsg(fd, msgs, 64, 0, NULL);
+
+		if (n > 0)
+			count += (uint64_t)n;
+	} while (window_tick(&w, count));
+	report("recvmmsg", &w);
+	return 0;
+}
+
+static int run_afpacket(void)
+{
+	struct tpacket_req3 req = {
+		.tp_block_size = 1 << 20, .tp_block_nr = 16,
+		.tp_frame_size = 2048, .tp_frame_nr = (1 << 20) / 2048 * 16,
+		.tp_retire_blk_tov = 1,
+	};
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+				   .sll_protocol = htons(ETH_P_ALL) };
+	int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)), v = TPACKET_V3;
+	unsigned int blk = 0;
+	struct window w;
+	uint64_t count = 0;
+	uint8_t *map;
+
+	if (fd < 0 || setsockopt(fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) ||
+	    setsockopt(fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req))) {
+		perror("rxbench: AF_PACKET");
+		return 1;
+	}
+	map = mmap(NULL, (size_t)req.tp_block_size * req.tp_block_nr,
+		   PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	sll.sll_ifindex = (int)if_nametoindex(dev);
+	if (map == MAP_FAILED || bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		perror("rxbench: AF_PACKET ring");
+		return 1;
+	}
+	window_init(&w);
+	do {
+		struct tpacket_block_desc *bd =
+			(void *)(map + (size_t)blk * req.tp_block_size);
+		struct tpacket3_hdr *h;
+
+		if (!(__atomic_load_n(&bd->hdr.bh1.block_status, __ATOMIC_ACQUIRE) &
+		      TP_STATUS_USER)) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+
+			poll(&p, 1, 100);
+			continue;
+		}
+		h = (void *)((uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt);
+		for (uint32_t i = 0; i < bd->hdr.bh1.num_pkts; i++) {
+			uint8_t *f = (uint8_t *)h + h->tp_mac;
+			struct iphdr *ip = (struct iphdr *)(f + ETH_HLEN);
+			struct udphdr *uh = (struct udphdr *)((uint8_t *)ip + ip->ihl * 4);
+
+			if (ip->protocol == IPPROTO_UDP && ntohs(uh->dest) == port)
+				count++;
+			h = (void *)((uint8_t *)h + h->tp_next_offset);
+		}
+		__atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL,
+				 __ATOMIC_RELEASE);
+		blk = (blk + 1) % req.tp_block_nr;
+	} while (window_tick(&w, count));
+	report("afpacket", &w);
+	return 0;
+}
+
+#ifdef HAVE_LIBXDP
+static int run_afxdp(void)
+{
+	struct xsk_socket_config scfg = {
+		.rx_size = 4096, .tx_size = 0,
+		.xdp_flags = XDP_FLAGS_SKB_MODE,
+		.bind_flags = XDP_COPY,
+	};
+	struct xsk_umem_config ucfg = {
+		.fill_size = 4096, .comp_size = 64, .frame_size = 2048,
+	};
+	struct xsk_ring_prod fq;
+	struct xsk_ring_cons cq, rx;
+	struct xsk_umem *umem;
+	struct xsk_socket *xsk;
+	size_t len = 8192UL * 2048;
+	void *area = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct window w;
+	uint64_t count = 0;
+	uint32_t idx;
+	int err;
+
+	err = xsk_umem__create(&umem, area, len, &fq, &cq, &ucfg);
+	if (!err)
+		err = xsk_socket__create(&xsk, dev, 0, umem, &rx, NULL, &scfg);
+	if (err) {
+		fprintf(stderr, "rxbench: AF_XDP: %s\n", strerror(-err));
+		return 1;
+	}
+	if (xsk_ring_prod__reserve(&fq, 4096, &idx) != 4096)
+		return 1;
+	for (uint32_t i = 0; i < 4096; i++)
+		*xsk_ring_prod__fill_addr(&fq, idx + i) = (uint64_t)i * 2048;
+	xsk_ring_prod__submit(&fq, 4096);
+
+	window_init(&w);
+	do {
+		uint32_t ridx, fidx, n = xsk_ring_cons__peek(&rx, 256, &ridx);
+
+		if (!n) {
+			struct pollfd p = { .fd = xsk_socket__fd(xsk), .events = POLLIN };
+
+			if (xsk_ring_prod__needs_wakeup(&fq))
+				recvfrom(xsk_socket__fd(xsk), NULL, 0, MSG_DONTWAIT,
+					 NULL, NULL);
+			poll(&p, 1, 100);
+			continue;
+		}
+		while (xsk_ring_prod__reserve(&fq, n, &fidx) != n)
+			;
+		for (uint32_t i = 0; i < n; i++) {
+			const struct xdp_desc *d = xsk_ring_cons__rx_desc(&rx, ridx + i);
+			uint8_t *f = xsk_umem__get_data(area, d->addr);
+			struct iphdr *ip = (struct iphdr *)(f + ETH_HLEN);
+			struct udphdr *uh = (struct udphdr *)((uint8_t *)ip + ip->ihl * 4);
+
+			if (ip->protocol == IPPROTO_UDP && ntohs(uh->dest) == port)
+				count++;
+			*xsk_ring_prod__fill_addr(&fq, fidx + i) =
+				xsk_umem__extract_addr(d->addr);
+		}
+		xsk_ring_prod__submit(&fq, n);
+		xsk_ring_cons__release(&rx, n);
+	} while (window_tick(&w, count));
+	report("afxdp", &w);
+	xsk_socket__delete(xsk);
+	xsk_umem__delete(umem);
+	return 0;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	const char *mode = NULL;
+	unsigned int nrules = 0, cpu = ~0u;
+	int c;
+
+	while ((c = getopt(argc, argv, "m:i:p:a:w:t:r:c:")) != -1) {
+		switch (c) {
+		case 'm': mode = optarg; break;
+		case 'i': dev = optarg; break;
+		case 'p': port = (unsigned int)atoi(optarg); break;
+		case 'a': addr = optarg; break;
+		case 'w': warmup = atof(optarg); break;
+		case 't': secs = atof(optarg); break;
+		case 'r': nrules = (unsigned int)atoi(optarg); break;
+		case 'c': cpu = (unsigned int)atoi(optarg); break;
+		default: mode = NULL; optind = argc; break;
+		}
+	}
+	if (!mode || !dev || !port) {
+		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-poll|recvmmsg|"
+			"afpacket|afxdp -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
+			"[-r RULES] [-c CPU]\n");
+		return 2;
+	}
+	if (cpu != ~0u) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	if (!strcmp(mode, "vmak-busy"))
+		return run_vmak(mode, 1, nrules);
+	if (!strcmp(mode, "vmak-poll"))
+		return run_vmak(mode, 0, nrules);
+	if (!strcmp(mode, "recvmmsg"))
+		return run_recvmmsg();
+	if (!strcmp(mode, "afpacket"))
+		return run_afpacket();
+#ifdef HAVE_LIBXDP
+	if (!strcmp(mode, "afxdp"))
+		return run_afxdp();
+#endif
+	fprintf(stderr, "rxbench: mode '%s' not available\n", mode);
+	return 2;
+}

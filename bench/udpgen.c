@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * udpgen: the benchmarks' traffic generator. Builds Ethernet/IPv4/UDP
+ * frames once and sends them with sendmmsg() on an AF_PACKET socket with
+ * PACKET_QDISC_BYPASS, so the sender is cheaper per packet than any
+ * receiver it feeds.
+ *
+ *   udpgen -i DEV -d DSTMAC -s SRCIP -D DSTIP -p PORT [-l LEN] [-f FLOWS]
+ *          [-t SECONDS] [-c CPU]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 64
+
+static uint16_t ip_csum(const void *data, size_t len)
+{
+	const uint16_t *p = data;
+	uint32_t sum = 0;
+
+	for (; len > 1; len -= 2)
+		sum += *p++;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: udpgen -i DEV -d DSTMAC -s SRCIP -D DSTIP -p PORT "
+		"[-l PAYLOAD] [-f FLOWS] [-t SECONDS] [-c CPU]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dev = NULL, *dmac = NULL, *sip = NULL, *dip = NULL;
+	unsigned int port = 0, len = 64, flows = 1, cpu = ~0u, one = 1;
+	double secs = 5, t0, t = 0;
+	static uint8_t frames[BATCH][2048];
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
+	struct ifreq ifr = {};
+	uint8_t smac[6], dm[6];
+	uint64_t sent = 0;
+	int c, fd;
+
+	while ((c = getopt(argc, argv, "i:d:s:D:p:l:f:t:c:")) != -1) {
+		switch (c) {
+		case 'i': dev = optarg; break;
+		case 'd': dmac = optarg; break;
+		case 's': sip = optarg; break;
+		case 'D': dip = optarg; break;
+		case 'p': port = (unsigned int)atoi(optarg); break;
+		case 'l': len = (unsigned int)atoi(optarg); break;
+		case 'f': flows = (unsigned int)atoi(optarg); break;
+		case 't': secs = atof(optarg); break;
+		case 'c': cpu = (unsigned int)atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (!dev || !dmac || !sip || !dip || !port || len > 1472 || !flows)
+		usage();
+	if (sscanf(dmac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dm[0], &dm[1], &dm[2],
+		   &dm[3], &dm[4], &dm[5]) != 6)
+		usage();
+	if (cpu != ~0u) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+
+	fd = socket(AF_PACKET, SOCK_RAW, 0);
+	if (fd < 0) {
+		perror("udpgen: socket");
+		return 1;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
+		perror("udpgen: SIOCGIFHWADDR");
+		return 1;
+	}
+	memcpy(smac, ifr.ifr_hwaddr.sa_data, 6);
+	sll.sll_ifindex = (int)if_nametoindex(dev);
+	sll.sll_protocol = htons(ETH_P_IP);
+	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {
+		perror("udpgen: bind");
+		return 1;
+	}
+	setsockopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, &one, sizeof(one));
+
+	for (int i = 0; i < BATCH; i++) {
+		uint8_t *f = frames[i];
+		struct ether_header *eh = (struct ether_header *)f;
+		struct iphdr *ip = (struct iphdr *)(eh + 1);
+		struct udphdr *uh = (struct udphdr *)(ip + 1);
+
+		memcpy(eh->ether_dhost, dm, 6);
+		memcpy(eh->ether_shost, smac, 6);
+		eh->ether_type = htons(ETH_P_IP);
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->tot_len = htons((uint16_t)(sizeof(*ip) + sizeof(*uh) + len));
+		inet_pton(AF_INET, sip, &ip->saddr);
+		inet_pton(AF_INET, dip, &ip->daddr);
+		ip->check = ip_csum(ip, sizeof(*ip));
+		uh->source = htons((uint16_t)(10000 + i % flows));
+		uh->dest = htons((uint16_t)port);
+		uh->len = htons((uint16_t)(sizeof(*uh) + len));
+		for (unsigned int k = 0; k < len; k++)
+			((uint8_t *)(uh + 1))[k] = (uint8_t)k;
+		iov[i].iov_base = f;
+		iov[i].iov_len = sizeof(*eh) + sizeof(*ip) + sizeof(*uh) + len;
+		memset(&msgs[i], 0, sizeof(msgs[i]));
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+
+	t0 = now();
+	do {
+		int n = sendmmsg(fd, msgs, BATCH, 0);
+
+		if (n > 0)
+			sent += (uint64_t)n;
+		else if (errno != ENOBUFS && errno != EAGAIN)
+			break;
+		t = now();
+	} while (t - t0 < secs);
+	printf("sent %llu packets in %.2f s: %.0f pps\n",
+	       (unsigned long long)sent, t - t0, sent / (t - t0));
+	return 0;
+}
