@@ -67,7 +67,14 @@ static inline u32 vmak_q_peek(struct vmak_queue *q)
 	if (n)
 		return n;
 	q->cached_prod = smp_load_acquire(&q->ring->producer); /* C, matches B */
-	return q->cached_prod - q->cached_cons;
+	n = q->cached_prod - q->cached_cons;
+	/* A producer index further ahead than the ring is a lie: cap it, so
+	 * one packet never walks more than a ring's worth of entries. */
+	if (unlikely(n > q->nentries)) {
+		q->cached_prod = q->cached_cons + q->nentries;
+		n = q->nentries;
+	}
+	return n;
 }
 
 /*

@@ -271,7 +271,7 @@ static enum vmak_verdict vmak_rx_copy(struct vmak_sock *vs,
 	u32 payload = p->len - p->l4_off - sizeof(struct udphdr);
 	u32 seg = payload, nseg = 1, room = umem->chunk_size - umem->headroom;
 	u64 ts_hw = ktime_to_ns(skb_hwtstamps((struct sk_buff *)skb)->hwtstamp);
-	u32 i;
+	u32 i, skipped;
 
 	if (skb_is_gso(skb) && skb_shinfo(skb)->gso_size &&
 	    payload > skb_shinfo(skb)->gso_size) {
@@ -293,9 +293,10 @@ static enum vmak_verdict vmak_rx_copy(struct vmak_sock *vs,
 		u64 addr;
 		u8 *frame;
 
-		/* Take a chunk, skipping entries outside the UMEM. */
-		for (;;) {
-			if (!vmak_q_peek(fq)) {
+		/* Take a chunk, skipping entries outside the UMEM (at most a
+		 * ring's worth per packet: this runs in softirq). */
+		for (skipped = 0;; skipped++) {
+			if (skipped >= fq->nentries || !vmak_q_peek(fq)) {
 				vs->stats.rx_fill_empty++;
 				vmak_q_set_flag(fq, VMAK_RING_NEED_WAKEUP);
 				if (i)

@@ -369,6 +369,30 @@ TEST_F(rx, invalid_fill_entries_skipped_and_counted)
 	vmak_ringset_close(&rs2);
 }
 
+TEST_F(rx, hostile_fill_producer_index)
+{
+	struct send_spec s = spec_for(&self->net, variant->v6, 5);
+	struct vmak_ringset rs2;
+	struct vmak_statistics st;
+
+	ASSERT_EQ(0, ringset_for(&rs2, self->net.ifindex_b, 64, 2048, 0,
+				 VMAK_QUEUE_ANY, 0));
+	/* Every entry invalid, and the producer 2^31 ahead of the consumer. */
+	for (uint32_t i = 0; i < 64; i++)
+		*vmak_ring_addr(rs2.fill, i) = ~0ULL;
+	__atomic_store_n(rs2.fill->producer, 0x80000000u, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, vmak_rule_add_socket(rs2.fd, self->udp, 3));
+	ASSERT_EQ(0, sender_wait(sender_start(&s)));
+	usleep(200000);
+	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st));
+	EXPECT_EQ(0, st.rx_packets);
+	EXPECT_EQ(5, st.rx_fill_empty);
+	/* Each packet looked at no more than one ring's worth of entries. */
+	EXPECT_LE(st.rx_invalid_fill, 5 * 64);
+	EXPECT_GE(st.rx_invalid_fill, 64);
+	vmak_ringset_close(&rs2);
+}
+
 TEST_F(rx, too_big_for_a_chunk)
 {
 	struct send_spec s = spec_for(&self->net, variant->v6, 3);
