@@ -159,7 +159,7 @@ $(B)/bench/rxbench: bench/rxbench.c $(LIB_A)
 bench: lib tools selftests
 	scripts/deps.sh --bench
 	$(MAKE) bench-bins
-	selftests/vm/run --kernel $(KERNEL) --bench --timeout 3000 -- $(BENCH_ARGS)
+	selftests/vm/run --kernel $(KERNEL) --bench --timeout 7200 -- $(BENCH_ARGS)
 	bench/report build/vm/*/results/bench.csv
 
 # ---- install -------------------------------------------------------------------
