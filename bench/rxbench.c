@@ -8,6 +8,7 @@
  *
  * MODE: vmak-busy   vmak ring, busy-polling the RX ring
  *       vmak-poll   vmak ring, sleeping in poll() when empty
+ *       vmak-mod    vmak-poll with wake moderation: 64 packets or 1 ms
  *       recvmmsg    kernel UDP socket, recvmmsg() batches of 64
  *       afpacket    AF_PACKET TPACKET_V3 ring (counts UDP to PORT)
  *       afxdp       AF_XDP socket in generic (SKB) mode, copy (libxdp)
@@ -110,7 +111,8 @@ static int udp_socket(void)
 	return fd;
 }
 
-static int run_vmak(const char *mode, int busy, unsigned int nrules)
+static int run_vmak(const char *mode, int busy, int moderate,
+		    unsigned int nrules)
 {
 	struct vmak_ringset_config cfg;
 	struct vmak_ringset rs;
@@ -142,6 +144,12 @@ static int run_vmak(const char *mode, int busy, unsigned int nrules)
 			return 1;
 		}
 	}
+	if (moderate) {
+		struct vmak_moderation m = { 64, 1000 };
+
+		if (setsockopt(rs.fd, SOL_VMAK, VMAK_RX_MODERATION, &m, sizeof(m)))
+			perror("rxbench: moderation");
+	}
 	err = vmak_rule_add_socket(rs.fd, udp, 1);
 	if (err) {
 		fprintf(stderr, "rxbench: rule: %s\n", vmak_strerror(err));
@@ -150,7 +158,7 @@ static int run_vmak(const char *mode, int busy, unsigned int nrules)
 
 	window_init(&w);
 	do {
-		uint32_t idx, fidx, n = vmak_ring_peek(rs.rx, 256, &idx);
+		uint32_t idx, n = vmak_ring_peek(rs.rx, 256, &idx);
 
 		if (!n) {
 			if (!busy) {
@@ -161,12 +169,7 @@ static int run_vmak(const char *mode, int busy, unsigned int nrules)
 			continue;
 		}
 		/* Recycle the chunks straight onto the FILL ring. */
-		if (vmak_ring_reserve(rs.fill, n, &fidx)) {
-			for (uint32_t i = 0; i < n; i++)
-				*vmak_ring_addr(rs.fill, fidx + i) =
-					vmak_ring_rx_desc(rs.rx, idx + i)->addr;
-			vmak_ring_submit(rs.fill, n);
-		}
+		vmak_ring_recycle(rs.fill, rs.rx, idx, n);
 		vmak_ring_release(rs.rx, n);
 		count += n;
 	} while (window_tick(&w, count));
@@ -362,7 +365,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!mode || !dev || !port) {
-		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-poll|recvmmsg|"
+		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-poll|vmak-mod|recvmmsg|"
 			"afpacket|afxdp -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
 			"[-r RULES] [-c CPU]\n");
 		return 2;
@@ -375,9 +378,11 @@ int main(int argc, char **argv)
 		sched_setaffinity(0, sizeof(set), &set);
 	}
 	if (!strcmp(mode, "vmak-busy"))
-		return run_vmak(mode, 1, nrules);
+		return run_vmak(mode, 1, 0, nrules);
 	if (!strcmp(mode, "vmak-poll"))
-		return run_vmak(mode, 0, nrules);
+		return run_vmak(mode, 0, 0, nrules);
+	if (!strcmp(mode, "vmak-mod"))
+		return run_vmak(mode, 0, 1, nrules);
 	if (!strcmp(mode, "recvmmsg"))
 		return run_recvmmsg();
 	if (!strcmp(mode, "afpacket"))

@@ -112,19 +112,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	while (tick("vmak", total, end)) {
-		uint32_t idx, fidx, n = vmak_ring_peek(rs.rx, 64, &idx);
+		uint32_t idx, n = vmak_ring_peek(rs.rx, 64, &idx);
 		struct pollfd p = { .fd = rs.fd, .events = POLLIN };
 
 		if (!n) {
 			poll(&p, 1, 100);
 			continue;
 		}
-		if (vmak_ring_reserve(rs.fill, n, &fidx)) {
-			for (uint32_t i = 0; i < n; i++)
-				*vmak_ring_addr(rs.fill, fidx + i) =
-					vmak_ring_rx_desc(rs.rx, idx + i)->addr;
-			vmak_ring_submit(rs.fill, n);
-		}
+		/* Each chunk goes back to the FILL ring once read. */
+		vmak_ring_recycle(rs.fill, rs.rx, idx, n);
 		vmak_ring_release(rs.rx, n);
 		total += n;
 	}

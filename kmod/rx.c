@@ -346,6 +346,84 @@ out_submit:
 	return VMAK_TAKEN;
 }
 
+/* ---- wake moderation ------------------------------------------------------ */
+
+static enum hrtimer_restart vmak_mod_timer_fn(struct hrtimer *t)
+{
+	struct vmak_sock *vs = container_of(t, struct vmak_sock, mod_timer);
+
+	spin_lock_bh(&vs->rx_lock);
+	vs->unsignalled = 0;
+	vs->timer_armed = false;
+	spin_unlock_bh(&vs->rx_lock);
+	vs->sk.sk_data_ready(&vs->sk);
+	sock_put(&vs->sk);		/* taken when armed */
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Account n descriptors just posted; true if the sleepers should be woken
+ * now. Called with rx_lock held.
+ */
+static bool vmak_rx_moderate(struct vmak_sock *vs, u32 n)
+{
+	if (!vs->mod_count && !vs->mod_usec)
+		return true;
+	vs->unsignalled += n;
+	if (vs->mod_count && vs->unsignalled >= vs->mod_count) {
+		vs->unsignalled = 0;
+		/* The timer's own wake would be spurious now. */
+		if (vs->timer_armed && hrtimer_try_to_cancel(&vs->mod_timer) == 1) {
+			vs->timer_armed = false;
+			/* May be the last reference after close: the socket
+			 * is then freed after a grace period (SOCK_RCU_FREE),
+			 * so our lock stays valid until we drop it. */
+			sock_put(&vs->sk);
+		}
+		return true;
+	}
+	if (vs->mod_usec && !vs->timer_armed) {
+		vs->timer_armed = true;
+		sock_hold(&vs->sk);
+		hrtimer_start(&vs->mod_timer, ns_to_ktime(vs->mod_usec * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_SOFT);
+	}
+	return false;
+}
+
+int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec)
+{
+	if (count > VMAK_MOD_COUNT_MAX || usec > VMAK_MOD_USEC_MAX)
+		return -EINVAL;
+	spin_lock_bh(&vs->rx_lock);
+	vs->mod_count = count;
+	vs->mod_usec = usec;
+	spin_unlock_bh(&vs->rx_lock);
+	/* Whatever waited under the old setting is signalled now. */
+	vs->sk.sk_data_ready(&vs->sk);
+	return 0;
+}
+
+void vmak_rx_sock_init(struct vmak_sock *vs)
+{
+	hrtimer_init(&vs->mod_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	vs->mod_timer.function = vmak_mod_timer_fn;
+}
+
+/*
+ * On close, after unbind. A hook still running may arm the timer again;
+ * it then holds its own reference and fires (harmlessly) later.
+ */
+void vmak_rx_sock_release(struct vmak_sock *vs)
+{
+	if (hrtimer_cancel(&vs->mod_timer)) {
+		spin_lock_bh(&vs->rx_lock);
+		vs->timer_armed = false;
+		spin_unlock_bh(&vs->rx_lock);
+		__sock_put(&vs->sk);	/* the caller still holds one */
+	}
+}
+
 static bool vmak_rule_live(const struct vmak_rule_obj *r)
 {
 	const struct sock *usk = r->usk;
@@ -408,6 +486,8 @@ static unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 			struct vmak_rule_obj *r = ent->rule;
 			struct vmak_sock *vs = r->vs;
 			enum vmak_verdict v;
+			u64 posted;
+			bool wake;
 			u32 hash;
 			u16 q;
 
@@ -424,16 +504,19 @@ static unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 			if (!now)
 				now = vmak_rx_tstamp(skb);
 			spin_lock(&vs->rx_lock);
+			posted = vs->stats.rx_packets;
 			v = vmak_rx_copy(vs, skb, &p, r->cookie, q, hash, now);
+			wake = false;
 			if (v == VMAK_TAKEN) {
 				taken = true;
+				wake = vmak_rx_moderate(vs, vs->stats.rx_packets - posted);
 			} else if (vs->bind_flags & VMAK_BIND_PASS_ON_DROP) {
 				vs->stats.rx_passed++;
 				pass = true;
 			}
 			spin_unlock(&vs->rx_lock);
 			vmak_note_napi(vs, skb);
-			if (v == VMAK_TAKEN)
+			if (wake)
 				vs->sk.sk_data_ready(&vs->sk);
 		}
 	}

@@ -136,6 +136,15 @@ static int vmak_setsockopt(struct socket *sock, int level, int optname,
 		mutex_unlock(&vs->mutex);
 		return err;
 
+	case VMAK_RX_MODERATION: {
+		struct vmak_moderation mod;
+
+		err = vmak_copy_struct(&mod, sizeof(mod), optval, optlen);
+		if (err)
+			return err;
+		return vmak_rx_set_moderation(vs, mod.count, mod.usec);
+	}
+
 	case VMAK_RULE_DEL:
 		if (optlen < sizeof(val))
 			return -EINVAL;
@@ -164,6 +173,7 @@ static int vmak_getsockopt(struct socket *sock, int level, int optname,
 	struct vmak_mmap_offsets off;
 	struct vmak_statistics stats;
 	struct vmak_ring_info info;
+	struct vmak_moderation mod;
 	const void *src;
 	int len;
 
@@ -195,6 +205,17 @@ static int vmak_getsockopt(struct socket *sock, int level, int optname,
 		spin_unlock_bh(&vs->rx_lock);
 		src = &stats;
 		len = min_t(int, len, sizeof(stats)) & ~(int)(sizeof(u64) - 1);
+		break;
+
+	case VMAK_RX_MODERATION:
+		if (len < sizeof(mod))
+			return -EINVAL;
+		spin_lock_bh(&vs->rx_lock);
+		mod.count = vs->mod_count;
+		mod.usec = vs->mod_usec;
+		spin_unlock_bh(&vs->rx_lock);
+		src = &mod;
+		len = sizeof(mod);
 		break;
 
 	case VMAK_RING_INFO:
@@ -442,6 +463,7 @@ static int vmak_release(struct socket *sock)
 	mutex_lock(&vs->mutex);
 	vmak_unbind(vs);
 	mutex_unlock(&vs->mutex);
+	vmak_rx_sock_release(vs);
 
 	sock_orphan(sk);
 	sock->sk = NULL;
@@ -508,6 +530,7 @@ static int vmak_create(struct net *net, struct socket *sock, int protocol,
 	mutex_init(&vs->mutex);
 	spin_lock_init(&vs->rx_lock);
 	xa_init(&vs->rules);
+	vmak_rx_sock_init(vs);
 	INIT_LIST_HEAD(&vs->dev_node);
 	vs->state = VMAK_STATE_READY;
 	return 0;

@@ -2,6 +2,7 @@
 #ifndef _VMAK_H
 #define _VMAK_H
 
+#include <linux/hrtimer.h>
 #include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/rhashtable-types.h>
@@ -60,6 +61,13 @@ struct vmak_sock {
 	u32 napi_id;
 
 	struct vmak_statistics stats;	/* rx_* under rx_lock */
+
+	/* RX wake moderation, under rx_lock */
+	u32 mod_count;
+	u32 mod_usec;
+	u32 unsignalled;		/* posted since the last wake */
+	bool timer_armed;
+	struct hrtimer mod_timer;	/* holds a socket reference when armed */
 };
 
 static inline struct vmak_sock *vmak_sk(struct sock *sk)
@@ -83,6 +91,9 @@ void vmak_umem_get(struct vmak_umem *umem);
 void vmak_umem_put(struct vmak_umem *umem);
 
 /* rx.c */
+void vmak_rx_sock_init(struct vmak_sock *vs);
+void vmak_rx_sock_release(struct vmak_sock *vs);
+int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec);
 int vmak_rx_init(void);
 void vmak_rx_exit(void);
 int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev);

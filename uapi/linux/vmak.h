@@ -75,6 +75,8 @@
 #define VMAK_MMAP_OFFSETS	8	/* struct vmak_mmap_offsets */
 #define VMAK_STATISTICS		9	/* struct vmak_statistics */
 #define VMAK_RING_INFO		10	/* struct vmak_ring_info */
+/* setsockopt and getsockopt */
+#define VMAK_RX_MODERATION	11	/* struct vmak_moderation */
 
 /* Limits the kernel enforces. */
 #define VMAK_RING_MIN		8
@@ -247,6 +249,22 @@ struct vmak_statistics {
 	__u64 rx_passed;	/* handed to the kernel stack instead */
 	__u64 rx_rule_dead;	/* matched a rule whose socket is closed */
 };
+
+/*
+ * Software interrupt moderation of the RX ring: sleepers in poll/epoll/
+ * recvmsg are woken once 'count' descriptors were posted since the last
+ * wake, or 'usec' microseconds after the first of them, whichever comes
+ * first. 0 disables that trigger; both 0 (the default) wakes on every
+ * packet. count <= VMAK_MOD_COUNT_MAX, usec <= VMAK_MOD_USEC_MAX. This is
+ * what vma_modify_ring()'s CQ_MODERATION maps to.
+ */
+struct vmak_moderation {
+	__u32 count;
+	__u32 usec;
+};
+
+#define VMAK_MOD_COUNT_MAX	65535
+#define VMAK_MOD_USEC_MAX	1000000
 
 /* Facts about a bound socket. */
 struct vmak_ring_info {

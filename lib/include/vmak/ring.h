@@ -109,6 +109,25 @@ static inline void vmak_ring_release(struct vmak_uring *r, uint32_t n)
 	__atomic_store_n(r->consumer, *r->consumer + n, __ATOMIC_RELEASE);
 }
 
+/*
+ * Give the chunks of n RX descriptors from rx_idx back to the FILL ring
+ * (the chunks are taken whole: any address inside one will do). Returns n,
+ * or 0 when the FILL ring has no room for all of them.
+ */
+static inline uint32_t vmak_ring_recycle(struct vmak_uring *fill,
+					 struct vmak_uring *rx, uint32_t rx_idx,
+					 uint32_t n)
+{
+	uint32_t fidx, i;
+
+	if (!vmak_ring_reserve(fill, n, &fidx))
+		return 0;
+	for (i = 0; i < n; i++)
+		*vmak_ring_addr(fill, fidx + i) = vmak_ring_rx_desc(rx, rx_idx + i)->addr;
+	vmak_ring_submit(fill, n);
+	return n;
+}
+
 /* The kernel's flags word (VMAK_RING_NEED_WAKEUP). */
 static inline int vmak_ring_needs_wakeup(const struct vmak_uring *r)
 {
