@@ -160,7 +160,7 @@ bench: lib tools selftests
 	scripts/deps.sh --bench
 	$(MAKE) bench-bins
 	selftests/vm/run --kernel $(KERNEL) --bench --timeout 7200 -- $(BENCH_ARGS)
-	bench/report build/vm/*/results/bench.csv
+	bench/report $$(ls -t build/vm/*/results/bench.csv | head -1)
 
 # ---- install -------------------------------------------------------------------
 install: module lib tools $(B)/libvmak.pc

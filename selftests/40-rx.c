@@ -3,6 +3,7 @@
  * The receive path between two netns over veth: steering, payloads,
  * cookies, timestamps, queues, GSO, multicast, counters, device removal.
  */
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 
 #include "harness.h"
@@ -176,6 +177,42 @@ TEST_F(rx, payloads_in_order_with_cookie_and_timestamp)
 	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st));
 	EXPECT_EQ(s.count, st.rx_packets);
 	EXPECT_EQ(0, st.rx_ring_full + st.rx_fill_empty + st.rx_invalid_fill);
+}
+
+TEST_F(rx, epoll_reports_the_ring)
+{
+	struct send_spec s = spec_for(&self->net, variant->v6, 3);
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	int ep = epoll_create1(0);
+
+	ASSERT_GE(ep, 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->rs.fd, &ev));
+	ASSERT_EQ(0, vmak_rule_add_socket(self->rs.fd, self->udp, 2));
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 100));
+	ASSERT_EQ(0, sender_wait(sender_start(&s)));
+	ASSERT_EQ(1, epoll_wait(ep, &out, 1, 2000));
+	EXPECT_TRUE(out.events & EPOLLIN);
+	close(ep);
+}
+
+TEST_F(rx, napi_id_recorded)
+{
+	struct send_spec s = spec_for(&self->net, variant->v6, 5);
+	struct vmak_ring_info info;
+	socklen_t len = sizeof(info);
+	unsigned int napi = 0;
+	socklen_t nlen = sizeof(napi);
+
+	/* veth runs NAPI on the receiving side once GRO is on. */
+	if (sh("ethtool -K %s gro on >/dev/null 2>&1", self->net.dev_b))
+		SKIP(return, "ethtool cannot enable GRO on veth here");
+	ASSERT_EQ(0, vmak_rule_add_socket(self->rs.fd, self->udp, 2));
+	ASSERT_EQ(0, sender_wait(sender_start(&s)));
+	ASSERT_EQ(1, rx_wait(&self->rs, 2000));
+	ASSERT_EQ(0, getsockopt(self->rs.fd, SOL_VMAK, VMAK_RING_INFO, &info, &len));
+	EXPECT_NE(0, info.napi_id);
+	ASSERT_EQ(0, getsockopt(self->rs.fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &napi, &nlen));
+	EXPECT_EQ(info.napi_id, napi);
 }
 
 TEST_F(rx, descriptor_layout)

@@ -107,6 +107,38 @@ TEST(need_wakeup_flag)
 	free(sh);
 }
 
+TEST(recycle_moves_rx_chunks_to_fill)
+{
+	struct vmak_uring fp, fc, rp, rc;
+	struct shared *f = ring_new(8, 0, &fp, &fc);
+	struct shared *r = calloc(1, sizeof(*r) + 8 * sizeof(struct vmak_rx_desc));
+	uint32_t idx;
+
+	/* An RX ring view over r, as the consumer. */
+	memset(&rc, 0, sizeof(rc));
+	rc.producer = &r->producer;
+	rc.consumer = &r->consumer;
+	rc.flags = &r->flags;
+	rc.desc = r->desc;
+	rc.size = 8;
+	rc.mask = 7;
+	rp = rc;
+	ASSERT_EQ(3, vmak_ring_reserve(&rp, 3, &idx));
+	for (uint32_t i = 0; i < 3; i++)
+		vmak_ring_rx_desc(&rp, idx + i)->addr = 4096 * (i + 1) + 64;
+	vmak_ring_submit(&rp, 3);
+	ASSERT_EQ(3, vmak_ring_peek(&rc, 8, &idx));
+	EXPECT_EQ(3, vmak_ring_recycle(&fp, &rc, idx, 3));
+	vmak_ring_release(&rc, 3);
+	ASSERT_EQ(3, vmak_ring_peek(&fc, 8, &idx));
+	for (uint32_t i = 0; i < 3; i++)
+		EXPECT_EQ(4096 * (i + 1) + 64, *vmak_ring_addr(&fc, idx + i));
+	/* No room for 8 more on a ring holding 3 unreleased: nothing moved. */
+	EXPECT_EQ(0, vmak_ring_recycle(&fp, &rc, idx, 8));
+	free(f);
+	free(r);
+}
+
 #define STRESS_N 2000000u
 
 static void *stress_consumer(void *arg)
