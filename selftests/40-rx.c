@@ -132,7 +132,8 @@ static void rx_drain(struct vmak_ringset *rs, uint32_t want, int timeout_ms,
 			    (s && !s->gso && plen != send_size(s, seq - s->first_seq)))
 				res->bad++;
 			else if (!s || !s->gso) {
-				if (seq != res->next_seq)
+				/* Drops leave gaps; order must still hold. */
+				if (seq < res->next_seq)
 					res->out_of_order++;
 				res->next_seq = seq + 1;
 			}
@@ -153,7 +154,7 @@ static void rx_drain(struct vmak_ringset *rs, uint32_t want, int timeout_ms,
 
 TEST_F(rx, payloads_in_order_with_cookie_and_timestamp)
 {
-	struct send_spec s = spec_for(&self->net, variant->v6, 600);
+	struct send_spec s = spec_for(&self->net, variant->v6, 2 * variant->ring + 88);
 	struct rx_result res = {};
 	struct vmak_statistics st;
 	uint64_t t0, t1;
@@ -161,12 +162,15 @@ TEST_F(rx, payloads_in_order_with_cookie_and_timestamp)
 	pid_t pid;
 
 	ASSERT_EQ(0, vmak_rule_add_socket(self->rs.fd, self->udp, 0xc0ffee));
+	s.pause_us = 50;
 	t0 = now_ns();
 	pid = sender_start(&s);
 	rx_drain(&self->rs, s.count, 2000, 0xc0ffee, &s, &res);
 	ASSERT_EQ(0, sender_wait(pid));
 	t1 = now_ns();
-	EXPECT_EQ(s.count, res.got);
+	/* More than a ring's worth, so chunks were recycled and indexes
+	 * wrapped; a slow reader may lose some to a full ring, counted. */
+	EXPECT_GE(res.got, variant->ring);
 	EXPECT_EQ(0, res.bad);
 	EXPECT_EQ(0, res.out_of_order);
 	EXPECT_GE(res.ts_min, t0);
@@ -175,8 +179,12 @@ TEST_F(rx, payloads_in_order_with_cookie_and_timestamp)
 	EXPECT_ERRNO(EAGAIN, recv(self->udp, buf, sizeof(buf), MSG_DONTWAIT));
 
 	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st));
-	EXPECT_EQ(s.count, st.rx_packets);
-	EXPECT_EQ(0, st.rx_ring_full + st.rx_fill_empty + st.rx_invalid_fill);
+	EXPECT_EQ(res.got, st.rx_packets);
+	EXPECT_EQ(s.count, st.rx_packets + st.rx_ring_full + st.rx_fill_empty);
+	EXPECT_EQ(0, st.rx_invalid_fill);
+	if (res.got < s.count)
+		TH_LOG("%u of %u dropped on a full ring (slow reader)",
+		       s.count - res.got, s.count);
 }
 
 TEST_F(rx, epoll_reports_the_ring)
@@ -203,9 +211,12 @@ TEST_F(rx, napi_id_recorded)
 	unsigned int napi = 0;
 	socklen_t nlen = sizeof(napi);
 
-	/* veth runs NAPI on the receiving side once GRO is on. */
-	if (sh("ethtool -K %s gro on >/dev/null 2>&1", self->net.dev_b))
-		SKIP(return, "ethtool cannot enable GRO on veth here");
+	/* veth runs NAPI on the receiving side once GRO is on, for packets
+	 * from a sender without TSO. */
+	if (sh("ethtool -K %s gro on >/dev/null 2>&1", self->net.dev_b) ||
+	    sh("ip netns exec %s ethtool -K %s tso off >/dev/null 2>&1",
+	       self->net.ns_a, self->net.dev_a))
+		SKIP(return, "ethtool cannot set veth's offloads here");
 	ASSERT_EQ(0, vmak_rule_add_socket(self->rs.fd, self->udp, 2));
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	ASSERT_EQ(1, rx_wait(&self->rs, 2000));
