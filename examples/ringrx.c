@@ -3,7 +3,10 @@
  * ringrx: receive the UDP datagrams of one port through a vmak ring set,
  * or (-k) through the kernel UDP socket, printing packets per second.
  *
- *   ringrx -i DEV -a ADDR -p PORT [-t SECONDS] [-k]
+ *   ringrx -i DEV -a ADDR -p PORT [-t SECONDS] [-m COUNT,USEC] [-k]
+ *
+ * -m sets the ring's wake moderation (default 64 packets or 1000 us, like
+ * a NIC's interrupt coalescing; 0,0 wakes on every packet).
  *
  * The vmak path, in order: bind a normal UDP socket (it keeps owning the
  * port), open a ring set on the device, put every chunk on the FILL ring,
@@ -11,6 +14,7 @@
  * each chunk back to the FILL ring.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -55,21 +59,27 @@ int main(int argc, char **argv)
 	const char *dev = NULL, *addr = NULL;
 	unsigned long long total = 0;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
+	unsigned int mod_count = 64, mod_usec = 1000;
 	int c, udp, kernel = 0, secs = 3, port = 0;
 	double end;
 
-	while ((c = getopt(argc, argv, "i:a:p:t:k")) != -1) {
+	while ((c = getopt(argc, argv, "i:a:p:t:m:k")) != -1) {
 		switch (c) {
 		case 'i': dev = optarg; break;
 		case 'a': addr = optarg; break;
 		case 'p': port = atoi(optarg); break;
 		case 't': secs = atoi(optarg); break;
 		case 'k': kernel = 1; break;
+		case 'm':
+			if (sscanf(optarg, "%u,%u", &mod_count, &mod_usec) != 2)
+				return 2;
+			break;
 		default: return 2;
 		}
 	}
 	if (!dev || !addr || !port) {
-		fprintf(stderr, "usage: ringrx -i DEV -a ADDR -p PORT [-t SECONDS] [-k]\n");
+		fprintf(stderr, "usage: ringrx -i DEV -a ADDR -p PORT [-t SECONDS] "
+			"[-m COUNT,USEC] [-k]\n");
 		return 2;
 	}
 
@@ -104,13 +114,20 @@ int main(int argc, char **argv)
 	cfg.ifindex = if_nametoindex(dev);
 	err = vmak_ringset_open(&rs, &cfg);
 	if (!err) {
+		struct vmak_moderation mod = { mod_count, mod_usec };
+
 		vmak_ringset_fill(&rs, 0, cfg.fill_size);
-		err = vmak_rule_add_socket(rs.fd, udp, 1);
+		if (setsockopt(rs.fd, SOL_VMAK, VMAK_RX_MODERATION, &mod, sizeof(mod)))
+			err = -errno;
+		else
+			err = vmak_rule_add_socket(rs.fd, udp, 1);
 	}
 	if (err) {
 		fprintf(stderr, "ringrx: %s\n", vmak_strerror(err));
 		return 1;
 	}
+	printf("vmak ring on %s, wake after %u packets or %u us\n", dev,
+	       mod_count, mod_usec);
 	while (tick("vmak", total, end)) {
 		uint32_t idx, n = vmak_ring_peek(rs.rx, 64, &idx);
 		struct pollfd p = { .fd = rs.fd, .events = POLLIN };
