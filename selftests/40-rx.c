@@ -417,6 +417,30 @@ TEST_F(rx, invalid_fill_entries_skipped_and_counted)
 	vmak_ringset_close(&rs2);
 }
 
+TEST_F(rx, ip_fragments_reach_the_kernel)
+{
+	struct send_spec s = spec_for(&self->net, variant->v6, 3);
+	struct pollfd p = { .fd = self->udp, .events = POLLIN };
+	struct vmak_statistics st;
+	static uint8_t buf[4000];
+	uint32_t seq;
+	int i;
+
+	/* 3000 bytes over a 1500-byte MTU: sent as fragments, not steered,
+	 * reassembled by the kernel for the socket. */
+	ASSERT_EQ(0, vmak_rule_add_socket(self->rs.fd, self->udp, 2));
+	s.size = 3000;
+	ASSERT_EQ(0, sender_wait(sender_start(&s)));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(1, poll(&p, 1, 2000));
+		ASSERT_EQ(3000, recv(self->udp, buf, sizeof(buf), 0));
+		EXPECT_EQ(0, payload_check(buf, 3000, &seq));
+		EXPECT_EQ((uint32_t)i, seq);
+	}
+	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st));
+	EXPECT_EQ(0, st.rx_packets);
+}
+
 TEST_F(rx, hostile_fill_producer_index)
 {
 	struct send_spec s = spec_for(&self->net, variant->v6, 5);
