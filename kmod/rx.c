@@ -383,8 +383,11 @@ static bool vmak_rx_moderate(struct vmak_sock *vs, u32 n)
 		return true;
 	}
 	if (vs->mod_usec && !vs->timer_armed) {
+		/* A socket closed under this in-flight hook has no references
+		 * left to take: wake now instead of arming. */
+		if (!refcount_inc_not_zero(&vs->sk.sk_refcnt))
+			return true;
 		vs->timer_armed = true;
-		sock_hold(&vs->sk);
 		hrtimer_start(&vs->mod_timer, ns_to_ktime(vs->mod_usec * NSEC_PER_USEC),
 			      HRTIMER_MODE_REL_SOFT);
 	}
