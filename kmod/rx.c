@@ -242,12 +242,16 @@ static void vmak_fix_segment(u8 *frame, const struct vmak_pkt *p, u32 seg_len)
 	}
 }
 
+/*
+ * The packet's queue as this socket sees it. *hash starts as skb->hash and
+ * is computed here at most once per packet, for the first socket that
+ * needs it.
+ */
 static u16 vmak_rx_queue(struct vmak_sock *vs, const struct sk_buff *skb,
 			 u32 *hash)
 {
 	struct net_device *dev = skb->dev;
 
-	*hash = skb->hash;
 	if (!(vs->bind_flags & VMAK_BIND_SW_QUEUE))
 		return skb_rx_queue_recorded(skb) ? skb_get_rx_queue(skb) : 0;
 	/* Read-only: the skb may be shared (pktgen), so never skb_get_hash(). */
@@ -462,6 +466,7 @@ static unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 	bool applied = false, taken = false, pass = false;
 	struct vmak_key key;
 	struct vmak_pkt p;
+	u32 hash = skb->hash;
 	u64 now = 0;
 	int kind;
 
@@ -491,7 +496,6 @@ static unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 			enum vmak_verdict v;
 			u64 posted;
 			bool wake;
-			u32 hash;
 			u16 q;
 
 			q = vmak_rx_queue(vs, skb, &hash);

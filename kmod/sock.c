@@ -73,6 +73,14 @@ static int vmak_copy_struct(void *dst, size_t ksize, sockptr_t src,
 	return copy_from_sockptr(dst, src, ksize) ? -EFAULT : 0;
 }
 
+/* A __u32 option: at least four bytes, the rest ignored (as AF_XDP). */
+static int vmak_copy_u32(u32 *val, sockptr_t src, unsigned int optlen)
+{
+	if (optlen < sizeof(*val))
+		return -EINVAL;
+	return copy_from_sockptr(val, src, sizeof(*val)) ? -EFAULT : 0;
+}
+
 static int vmak_setsockopt(struct socket *sock, int level, int optname,
 			   sockptr_t optval, unsigned int optlen)
 {
@@ -109,10 +117,9 @@ static int vmak_setsockopt(struct socket *sock, int level, int optname,
 	case VMAK_TX_RING:
 	case VMAK_FILL_RING:
 	case VMAK_COMPLETION_RING:
-		if (optlen < sizeof(val))
-			return -EINVAL;
-		if (copy_from_sockptr(&val, optval, sizeof(val)))
-			return -EFAULT;
+		err = vmak_copy_u32(&val, optval, optlen);
+		if (err)
+			return err;
 		slot = vmak_ring_slot(vs, optname);
 		mutex_lock(&vs->mutex);
 		if (vs->state != VMAK_STATE_READY || *slot) {
@@ -146,10 +153,9 @@ static int vmak_setsockopt(struct socket *sock, int level, int optname,
 	}
 
 	case VMAK_RULE_DEL:
-		if (optlen < sizeof(val))
-			return -EINVAL;
-		if (copy_from_sockptr(&val, optval, sizeof(val)))
-			return -EFAULT;
+		err = vmak_copy_u32(&val, optval, optlen);
+		if (err)
+			return err;
 		mutex_lock(&vs->mutex);
 		err = vmak_rule_del(vs, val);
 		mutex_unlock(&vs->mutex);
