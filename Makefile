@@ -42,7 +42,7 @@ HELPER_BINS := $(HELPER_SRCS:selftests/helpers/%.c=$(B)/%)
 UNIT_SRCS := $(wildcard selftests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:selftests/unit/%.c=$(B)/unit/%)
 
-.PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install \
+.PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install ynl-gen \
 	dkms-install clean help style sparse
 
 all: module lib tools selftests examples
@@ -59,6 +59,7 @@ help:
 	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
 	@echo '  dkms-install register the source tree with DKMS and build it'
 	@echo '  style sparse checkpatch and sparse (C=2) over the module'
+	@echo '  ynl-gen      regenerate uapi/linux/vmak_genl.h from Documentation/netlink/vmak.yaml'
 	@echo '  clean        remove build products'
 
 # ---- kernel module -------------------------------------------------------
@@ -71,6 +72,10 @@ module-for:
 	@mkdir -p $(KOUT)
 	@cp -r Kbuild VERSION kmod uapi $(KOUT)/
 	$(MAKE) -C $(KDIR) M=$(abspath $(KOUT)) VMAK_VERSION=$(VMAK_VERSION) W=1 modules
+
+# Regenerate the netlink uapi header from its spec (kernel's ynl-gen-c.py).
+ynl-gen:
+	scripts/ynl-gen.sh uapi/linux/vmak_genl.h
 
 style:
 	@test -x $(KERNELDIR)/scripts/checkpatch.pl || { echo 'checkpatch.pl: run from linux-source'; exit 1; }

@@ -83,4 +83,4 @@ module_exit(vmak_exit);
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("vmak: libvma-style rings in user memory on any netdev");
 MODULE_VERSION(VMAK_VERSION);
-MODULE_ALIAS_GENL_FAMILY(VMAK_GENL_NAME);
+MODULE_ALIAS_GENL_FAMILY(VMAK_FAMILY_NAME);

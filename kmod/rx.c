@@ -46,17 +46,6 @@ enum vmak_key_kind {
 	VMAK_KEY_KINDS,
 };
 
-/* Hashed as u32 words: keep the size a multiple of 4 and holes zeroed. */
-struct vmak_key {
-	u8 af;
-	u8 proto;
-	__be16 dport;
-	__be16 sport;
-	u16 pad;
-	u8 daddr[16];
-	u8 saddr[16];
-};
-
 struct vmak_flow {
 	struct rhash_head node;
 	struct vmak_key key;
@@ -64,9 +53,6 @@ struct vmak_flow {
 	u8 kind;
 	struct rcu_head rcu;
 };
-
-/* A socket-derived rule may match in two families (dual-stack socket). */
-#define VMAK_RULE_KEYS 2
 
 struct vmak_rule_obj;
 
@@ -79,6 +65,7 @@ struct vmak_rule_ent {
 struct vmak_rule_obj {
 	struct vmak_sock *vs;
 	u32 cookie;
+	u8 kind;			/* VMAK_RULE_* */
 	/* Socket-derived: stop matching once the socket is closed, or (for
 	 * unprivileged owners) once others may share its port. */
 	struct sock *usk;
@@ -366,24 +353,38 @@ static enum hrtimer_restart vmak_mod_timer_fn(struct hrtimer *t)
 }
 
 /*
+ * Wake now: forget what was unsignalled and the timer's pending wake.
+ * Called with rx_lock held.
+ */
+static void vmak_mod_signal(struct vmak_sock *vs)
+{
+	vs->unsignalled = 0;
+	vs->armed = false;
+	/* The timer's own wake would be spurious now. */
+	if (vs->timer_armed && hrtimer_try_to_cancel(&vs->mod_timer) == 1) {
+		vs->timer_armed = false;
+		/* May be the last reference after close: the socket is then
+		 * freed after a grace period (SOCK_RCU_FREE), so our lock
+		 * stays valid until we drop it. */
+		sock_put(&vs->sk);
+	}
+}
+
+/*
  * Account n descriptors just posted; true if the sleepers should be woken
  * now. Called with rx_lock held.
  */
 static bool vmak_rx_moderate(struct vmak_sock *vs, u32 n)
 {
+	if (vs->armed) {
+		vmak_mod_signal(vs);
+		return true;
+	}
 	if (!vs->mod_count && !vs->mod_usec)
 		return true;
 	vs->unsignalled += n;
 	if (vs->mod_count && vs->unsignalled >= vs->mod_count) {
-		vs->unsignalled = 0;
-		/* The timer's own wake would be spurious now. */
-		if (vs->timer_armed && hrtimer_try_to_cancel(&vs->mod_timer) == 1) {
-			vs->timer_armed = false;
-			/* May be the last reference after close: the socket
-			 * is then freed after a grace period (SOCK_RCU_FREE),
-			 * so our lock stays valid until we drop it. */
-			sock_put(&vs->sk);
-		}
+		vmak_mod_signal(vs);
 		return true;
 	}
 	if (vs->mod_usec && !vs->timer_armed) {
@@ -396,6 +397,26 @@ static bool vmak_rx_moderate(struct vmak_sock *vs, u32 n)
 			      HRTIMER_MODE_REL_SOFT);
 	}
 	return false;
+}
+
+/*
+ * One-shot wake (libvma's CQ_ARM): datagrams already posted but not yet
+ * signalled wake the waiters now; otherwise the next datagram does,
+ * whatever the moderation says.
+ */
+void vmak_rx_arm(struct vmak_sock *vs)
+{
+	bool wake;
+
+	spin_lock_bh(&vs->rx_lock);
+	wake = vs->unsignalled > 0;
+	if (wake)
+		vmak_mod_signal(vs);
+	else
+		vs->armed = true;
+	spin_unlock_bh(&vs->rx_lock);
+	if (wake)
+		vs->sk.sk_data_ready(&vs->sk);
 }
 
 int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec)
@@ -932,6 +953,7 @@ int vmak_rule_add(struct vmak_sock *vs, const struct vmak_rule *req)
 		return -ENOMEM;
 	r->vs = vs;
 	r->cookie = req->cookie;
+	r->kind = req->kind;
 	if (req->kind == VMAK_RULE_RAW)
 		err = vmak_rule_key_raw(vs, req, r);
 	else
@@ -986,9 +1008,40 @@ int vmak_rule_del(struct vmak_sock *vs, u32 cookie)
 	return err;
 }
 
+/*
+ * Describe the rules of vs from cookie *cookie on, in cookie order, until
+ * fn() fails; *cookie is then the cookie of the rule not described.
+ * Called under vmak_mutex.
+ */
+int vmak_rule_walk(struct vmak_sock *vs, unsigned long *cookie,
+		   int (*fn)(const struct vmak_rule_info *ri, void *arg),
+		   void *arg)
+{
+	struct vmak_rule_info ri;
+	struct vmak_rule_obj *r;
+	int err;
+
+	lockdep_assert_held(&vmak_mutex);
+	xa_for_each_start(&vs->rules, *cookie, r, *cookie) {
+		ri.cookie = r->cookie;
+		ri.kind = r->kind;
+		ri.nkeys = r->nkeys;
+		memcpy(ri.key, r->key, sizeof(ri.key));
+		err = fn(&ri, arg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* ---- bind and unbind ---------------------------------------------------- */
 
-int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev)
+/*
+ * Attach vs to dev. A shared UMEM becomes the socket's here, under
+ * vmak_mutex, so netlink never sees one that a failed bind takes back.
+ */
+int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev,
+		  struct vmak_umem *shared)
 {
 	struct vmak_dev *vdev;
 	int err = 0;
@@ -1004,6 +1057,8 @@ int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev)
 		err = PTR_ERR(vdev);
 		goto out;
 	}
+	if (shared)
+		smp_store_release(&vs->umem, shared);
 	vs->vdev = vdev;
 	vs->ifindex = dev->ifindex;
 	list_add_tail(&vs->dev_node, &vdev->socks);
@@ -1064,6 +1119,7 @@ static int vmak_netdev_event(struct notifier_block *nb, unsigned long event,
 			__vmak_unbind(vs);
 			WRITE_ONCE(vs->sk.sk_err, ENETDOWN);
 			sk_error_report(&vs->sk);
+			__vmak_nl_notify(vs, VMAK_CMD_RING_CHANGE_NTF);
 		}
 		vmak_dev_put(vdev);
 	}

@@ -81,8 +81,8 @@ static int vmak_copy_u32(u32 *val, sockptr_t src, unsigned int optlen)
 	return copy_from_sockptr(val, src, sizeof(*val)) ? -EFAULT : 0;
 }
 
-static int vmak_setsockopt(struct socket *sock, int level, int optname,
-			   sockptr_t optval, unsigned int optlen)
+static int __vmak_setsockopt(struct socket *sock, int level, int optname,
+			     sockptr_t optval, unsigned int optlen)
 {
 	struct vmak_sock *vs = vmak_sk(sock->sk);
 	struct vmak_queue **slot, *q;
@@ -108,7 +108,7 @@ static int vmak_setsockopt(struct socket *sock, int level, int optname,
 			if (IS_ERR(umem))
 				err = PTR_ERR(umem);
 			else
-				WRITE_ONCE(vs->umem, umem);
+				smp_store_release(&vs->umem, umem);
 		}
 		mutex_unlock(&vs->mutex);
 		return err;
@@ -160,8 +160,28 @@ static int vmak_setsockopt(struct socket *sock, int level, int optname,
 		err = vmak_rule_del(vs, val);
 		mutex_unlock(&vs->mutex);
 		return err;
+
+	case VMAK_RX_ARM:
+		err = vmak_copy_u32(&val, optval, optlen);
+		if (err)
+			return err;
+		if (val != 1)
+			return -EINVAL;
+		vmak_rx_arm(vs);
+		return 0;
 	}
 	return -ENOPROTOOPT;
+}
+
+/* Netlink monitors hear of every successful change but the arm. */
+static int vmak_setsockopt(struct socket *sock, int level, int optname,
+			   sockptr_t optval, unsigned int optlen)
+{
+	int err = __vmak_setsockopt(sock, level, optname, optval, optlen);
+
+	if (!err && optname != VMAK_RX_ARM)
+		vmak_nl_notify(vmak_sk(sock->sk), VMAK_CMD_RING_CHANGE_NTF);
+	return err;
 }
 
 static void vmak_fill_offsets(struct vmak_ring_offset *off)
@@ -234,6 +254,7 @@ static int vmak_getsockopt(struct socket *sock, int level, int optname,
 		info.ifindex = vs->ifindex;
 		info.queue_id = vs->queue_id;
 		info.rules = vs->nrules;
+		info.id = vs->id;
 		mutex_unlock(&vmak_mutex);
 		mutex_unlock(&vs->mutex);
 		info.napi_id = READ_ONCE(vs->napi_id);
@@ -320,13 +341,11 @@ static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
 
 	vs->queue_id = sv->svmak_queue_id;
 	vs->bind_flags = flags;
-	if (shared)
-		WRITE_ONCE(vs->umem, shared);
-	err = vmak_bind_dev(vs, dev);
-	if (err && shared)
-		WRITE_ONCE(vs->umem, NULL);
-	else
-		shared = NULL;
+	err = vmak_bind_dev(vs, dev, shared);
+	if (!err) {
+		shared = NULL;		/* now the socket's */
+		vmak_nl_notify(vs, VMAK_CMD_RING_CHANGE_NTF);
+	}
 
 out_put_dev:
 	dev_put(dev);
@@ -470,6 +489,7 @@ static int vmak_release(struct socket *sock)
 	vmak_unbind(vs);
 	mutex_unlock(&vs->mutex);
 	vmak_rx_sock_release(vs);
+	vmak_ring_unregister(vs);
 
 	sock_orphan(sk);
 	sock->sk = NULL;
@@ -488,6 +508,7 @@ static void vmak_destruct(struct sock *sk)
 	vmak_queue_destroy(vs->cq);
 	vmak_umem_put(vs->umem);
 	xa_destroy(&vs->rules);
+	put_pid(vs->owner);
 }
 
 static const struct proto_ops vmak_proto_ops = {
@@ -515,6 +536,7 @@ static int vmak_create(struct net *net, struct socket *sock, int protocol,
 {
 	struct vmak_sock *vs;
 	struct sock *sk;
+	int err;
 
 	if (sock->type != SOCK_RAW)
 		return -ESOCKTNOSUPPORT;
@@ -539,6 +561,14 @@ static int vmak_create(struct net *net, struct socket *sock, int protocol,
 	vmak_rx_sock_init(vs);
 	INIT_LIST_HEAD(&vs->dev_node);
 	vs->state = VMAK_STATE_READY;
+	vs->owner = get_pid(task_tgid(current));
+
+	err = vmak_ring_register(vs);
+	if (err) {
+		sock->sk = NULL;
+		sk_free(sk);
+		return err;
+	}
 	return 0;
 }
 

@@ -43,6 +43,8 @@ struct vmak_dev;
 
 struct vmak_sock {
 	struct sock sk;			/* must be first */
+	u32 id;				/* in vmak_rings; netlink's ring id */
+	struct pid *owner;		/* creating process */
 	struct mutex mutex;
 	int state;			/* VMAK_STATE_*; written under vmak_mutex */
 	struct vmak_umem *umem;
@@ -67,6 +69,7 @@ struct vmak_sock {
 	u32 mod_usec;
 	u32 unsignalled;		/* posted since the last wake */
 	bool timer_armed;
+	bool armed;			/* one-shot wake requested */
 	struct hrtimer mod_timer;	/* holds a socket reference when armed */
 };
 
@@ -74,6 +77,28 @@ static inline struct vmak_sock *vmak_sk(struct sock *sk)
 {
 	return (struct vmak_sock *)sk;
 }
+
+/* A flow key; hashed as u32 words: size a multiple of 4, holes zeroed. */
+struct vmak_key {
+	u8 af;
+	u8 proto;
+	__be16 dport;
+	__be16 sport;
+	u16 pad;
+	u8 daddr[16];
+	u8 saddr[16];
+};
+
+/* A socket-derived rule may match in two families (dual-stack socket). */
+#define VMAK_RULE_KEYS 2
+
+/* What netlink reports of one rule. */
+struct vmak_rule_info {
+	u32 cookie;
+	u8 kind;			/* VMAK_RULE_SOCKET or VMAK_RULE_RAW */
+	u8 nkeys;
+	struct vmak_key key[VMAK_RULE_KEYS];
+};
 
 /* main.c */
 extern int vmak_family;
@@ -96,13 +121,22 @@ void vmak_rx_sock_release(struct vmak_sock *vs);
 int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec);
 int vmak_rx_init(void);
 void vmak_rx_exit(void);
-int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev);
+int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev,
+		  struct vmak_umem *shared);
 void vmak_unbind(struct vmak_sock *vs);
 int vmak_rule_add(struct vmak_sock *vs, const struct vmak_rule *req);
 int vmak_rule_del(struct vmak_sock *vs, u32 cookie);
+void vmak_rx_arm(struct vmak_sock *vs);
+int vmak_rule_walk(struct vmak_sock *vs, unsigned long *cookie,
+		   int (*fn)(const struct vmak_rule_info *ri, void *arg),
+		   void *arg);
 
 /* netlink.c */
 int vmak_genl_init(void);
 void vmak_genl_exit(void);
+int vmak_ring_register(struct vmak_sock *vs);
+void vmak_ring_unregister(struct vmak_sock *vs);
+void vmak_nl_notify(struct vmak_sock *vs, u8 cmd);
+void __vmak_nl_notify(struct vmak_sock *vs, u8 cmd);
 
 #endif /* _VMAK_H */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -8,9 +9,8 @@
 #include <linux/netlink.h>
 
 #include "nl.h"
+#include "vmak/vmak.h"
 
-/* Big enough for one dump batch (the kernel fills up to 32 KiB). */
-#define VMAK_NL_RCVBUF 32768
 
 static int ctrl_attr_cb(const struct nlattr *attr, void *data)
 {
@@ -19,8 +19,26 @@ static int ctrl_attr_cb(const struct nlattr *attr, void *data)
 
 	if (mnl_attr_type_valid(attr, CTRL_ATTR_MAX) < 0)
 		return MNL_CB_OK;	/* newer kernel: skip */
-	if (type == CTRL_ATTR_FAMILY_ID &&
-	    mnl_attr_validate(attr, MNL_TYPE_U16) < 0)
+	if ((type == CTRL_ATTR_FAMILY_ID &&
+	     mnl_attr_validate(attr, MNL_TYPE_U16) < 0) ||
+	    (type == CTRL_ATTR_MCAST_GROUPS &&
+	     mnl_attr_validate(attr, MNL_TYPE_NESTED) < 0))
+		return MNL_CB_ERROR;
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+static int ctrl_grp_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (mnl_attr_type_valid(attr, CTRL_ATTR_MCAST_GRP_MAX) < 0)
+		return MNL_CB_OK;
+	if ((type == CTRL_ATTR_MCAST_GRP_ID &&
+	     mnl_attr_validate(attr, MNL_TYPE_U32) < 0) ||
+	    (type == CTRL_ATTR_MCAST_GRP_NAME &&
+	     mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0))
 		return MNL_CB_ERROR;
 	tb[type] = attr;
 	return MNL_CB_OK;
@@ -29,11 +47,24 @@ static int ctrl_attr_cb(const struct nlattr *attr, void *data)
 static int ctrl_family_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[CTRL_ATTR_MAX + 1] = {};
-	uint16_t *id = data;
+	struct vmak_nl *nl = data;
+	const struct nlattr *g;
 
 	mnl_attr_parse(nlh, sizeof(struct genlmsghdr), ctrl_attr_cb, tb);
 	if (tb[CTRL_ATTR_FAMILY_ID])
-		*id = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+		nl->family_id = mnl_attr_get_u16(tb[CTRL_ATTR_FAMILY_ID]);
+	if (!tb[CTRL_ATTR_MCAST_GROUPS])
+		return MNL_CB_OK;
+	mnl_attr_for_each_nested(g, tb[CTRL_ATTR_MCAST_GROUPS]) {
+		const struct nlattr *gb[CTRL_ATTR_MCAST_GRP_MAX + 1] = {};
+
+		if (mnl_attr_parse_nested(g, ctrl_grp_cb, gb) < 0)
+			continue;
+		if (gb[CTRL_ATTR_MCAST_GRP_ID] && gb[CTRL_ATTR_MCAST_GRP_NAME] &&
+		    !strcmp(mnl_attr_get_str(gb[CTRL_ATTR_MCAST_GRP_NAME]),
+			    VMAK_MCGRP_MONITOR))
+			nl->monitor_grp = mnl_attr_get_u32(gb[CTRL_ATTR_MCAST_GRP_ID]);
+	}
 	return MNL_CB_OK;
 }
 
@@ -73,8 +104,8 @@ int vmak_nl_open(struct vmak_nl *nl)
 	nl->portid = mnl_socket_get_portid(nl->sock);
 
 	nlh = genl_msg(nl, buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, 0);
-	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, VMAK_GENL_NAME);
-	err = vmak_nl_talk(nl, nlh, ctrl_family_cb, &nl->family_id);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, VMAK_FAMILY_NAME);
+	err = vmak_nl_talk(nl, nlh, ctrl_family_cb, nl);
 	if (err)
 		goto err_close;
 	if (!nl->family_id) {
@@ -99,7 +130,17 @@ void vmak_nl_close(struct vmak_nl *nl)
 struct nlmsghdr *vmak_nl_msg(struct vmak_nl *nl, void *buf, uint8_t cmd,
 			     uint16_t flags)
 {
-	return genl_msg(nl, buf, nl->family_id, cmd, VMAK_GENL_VERSION, flags);
+	return genl_msg(nl, buf, nl->family_id, cmd, VMAK_FAMILY_VERSION, flags);
+}
+
+/* The type of the request's attribute at byte offset o, or -1. */
+static int attr_at(const struct vmak_nl *nl, uint32_t o)
+{
+	if (!nl->req || o < sizeof(struct nlmsghdr) ||
+	    o + sizeof(struct nlattr) > nl->req->nlmsg_len)
+		return -1;
+	return mnl_attr_get_type((const struct nlattr *)
+				 ((const char *)nl->req + o));
 }
 
 /* Keep the kernel's extack text from an error message. */
@@ -114,11 +155,57 @@ static void take_extack(struct vmak_nl *nl, const struct nlmsghdr *nlh)
 	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
 		off += mnl_nlmsg_get_payload_len(&e->msg);
 	mnl_attr_for_each(a, nlh, off) {
-		if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG &&
-		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
-			strncpy(nl->ext_msg, mnl_attr_get_str(a),
-				sizeof(nl->ext_msg) - 1);
+		switch (mnl_attr_get_type(a)) {
+		case NLMSGERR_ATTR_MSG:
+			if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+				strncpy(nl->ext_msg, mnl_attr_get_str(a),
+					sizeof(nl->ext_msg) - 1);
+			break;
+		case NLMSGERR_ATTR_OFFS:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+				nl->ext_attr = attr_at(nl, mnl_attr_get_u32(a));
+			break;
+		case NLMSGERR_ATTR_MISS_TYPE:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+				nl->ext_miss = (int)mnl_attr_get_u32(a);
+			break;
 		}
+	}
+}
+
+static __thread char vmak_errbuf[384];
+
+VMAK_API const char *vmak_last_error(void)
+{
+	return vmak_errbuf;
+}
+
+void vmak_nl_set_error(struct vmak_nl *nl, int err, const char *const *names,
+		       int nnames)
+{
+	const char *what = NULL, *name = NULL;
+	int type = -1;
+
+	if (nl->ext_attr >= 0) {
+		what = "attribute";
+		type = nl->ext_attr;
+	} else if (nl->ext_miss >= 0) {
+		what = "missing attribute";
+		type = nl->ext_miss;
+	}
+	if (type >= 0 && type < nnames && names)
+		name = names[type];
+	if (!nl->ext_msg[0] && !what) {
+		snprintf(vmak_errbuf, sizeof(vmak_errbuf), "%s",
+			 vmak_strerror(err));
+	} else if (name) {
+		snprintf(vmak_errbuf, sizeof(vmak_errbuf), "%s%s(%s %s): %s",
+			 nl->ext_msg, nl->ext_msg[0] ? " " : "", what, name,
+			 vmak_strerror(err));
+	} else {
+		snprintf(vmak_errbuf, sizeof(vmak_errbuf), "%s: %s",
+			 nl->ext_msg[0] ? nl->ext_msg : "kernel error",
+			 vmak_strerror(err));
 	}
 }
 
@@ -151,16 +238,70 @@ static int err_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_ERROR;
 }
 
+/* The end of a dump: its payload is the dump's error, then extack TLVs. */
+static int done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct vmak_nl *nl = ((struct talk *)data)->nl;
+	const struct nlattr *a;
+	int err;
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(int))
+		return MNL_CB_STOP;
+	memcpy(&err, mnl_nlmsg_get_payload(nlh), sizeof(err));
+	if (!err)
+		return MNL_CB_STOP;
+	if (nlh->nlmsg_flags & NLM_F_ACK_TLVS) {
+		mnl_attr_for_each(a, nlh, sizeof(int)) {
+			if (mnl_attr_get_type(a) == NLMSGERR_ATTR_MSG &&
+			    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+				strncpy(nl->ext_msg, mnl_attr_get_str(a),
+					sizeof(nl->ext_msg) - 1);
+			else if (mnl_attr_get_type(a) == NLMSGERR_ATTR_OFFS &&
+				 mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+				nl->ext_attr = attr_at(nl, mnl_attr_get_u32(a));
+		}
+	}
+	errno = err < 0 ? -err : err;
+	return MNL_CB_ERROR;
+}
+
+/*
+ * Our dumps go in id order, so a ring that lives through a dump is listed
+ * exactly once even when others come and go; the kernel still flags such
+ * dumps NLM_F_DUMP_INTR, which libmnl would turn into a failure. Note the
+ * flag and clear it.
+ */
+static void clear_dump_intr(struct vmak_nl *nl, void *buf, size_t len)
+{
+	struct nlmsghdr *nlh = buf;
+	int left = (int)len;
+
+	while (mnl_nlmsg_ok(nlh, left)) {
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR) {
+			nlh->nlmsg_flags &= (uint16_t)~NLM_F_DUMP_INTR;
+			nl->dump_intr = 1;
+		}
+		nlh = mnl_nlmsg_next(nlh, &left);
+	}
+}
+
 int vmak_nl_talk(struct vmak_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 		 void *data)
 {
-	mnl_cb_t ctl[NLMSG_MIN_TYPE] = { [NLMSG_ERROR] = err_cb };
+	mnl_cb_t ctl[NLMSG_MIN_TYPE] = {
+		[NLMSG_ERROR] = err_cb,
+		[NLMSG_DONE] = done_cb,
+	};
 	struct talk t = { nl, cb, data };
 	char *buf;
 	uint32_t seq = nlh->nlmsg_seq;
 	int ret;
 
 	nl->ext_msg[0] = '\0';
+	nl->ext_attr = -1;
+	nl->ext_miss = -1;
+	nl->dump_intr = 0;
+	nl->req = nlh;
 	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 
@@ -173,6 +314,7 @@ int vmak_nl_talk(struct vmak_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 			ret = -errno;
 			break;
 		}
+		clear_dump_intr(nl, buf, (size_t)ret);
 		ret = mnl_cb_run2(buf, ret, seq, nl->portid, data_cb, &t, ctl,
 				  NLMSG_MIN_TYPE);
 		if (ret == MNL_CB_ERROR)

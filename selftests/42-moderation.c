@@ -3,8 +3,6 @@
  * RX wake moderation: sleepers wake after 'count' packets or 'usec' after
  * the first unsignalled one, whichever comes first; zeros wake per packet.
  */
-#include <pthread.h>
-
 #include "harness.h"
 #include "common.h"
 
@@ -20,44 +18,16 @@ FIXTURE(mod)
 
 FIXTURE_SETUP(mod)
 {
-	struct vmak_ringset_config cfg;
-	struct sockaddr_storage dst;
-	socklen_t len;
 	int fam;
 
 	FAMILY_OR_SKIP(fam);
-	self->rs.fd = -1;
-	ASSERT_EQ(0, vnet_setup(&self->net, 1));
-	ASSERT_EQ(0, ns_enter(self->net.ns_a));
-	self->tx = socket(AF_INET, SOCK_DGRAM, 0);
-	sockaddr_of(ADDR_B, PORT, &dst, &len);
-	ASSERT_EQ(0, connect(self->tx, (struct sockaddr *)&dst, len));
-	ASSERT_EQ(0, ns_enter(self->net.ns_b));
-	self->udp = udp_bound(AF_INET, ADDR_B, PORT);
-	ASSERT_GE(self->udp, 0);
-	vmak_ringset_config_default(&cfg);
-	cfg.ifindex = (unsigned int)self->net.ifindex_b;
-	cfg.rx_size = cfg.fill_size = 256;
-	cfg.umem_len = 512 * 2048;
-	ASSERT_EQ(0, vmak_ringset_open(&self->rs, &cfg));
-	vmak_ringset_fill(&self->rs, 0, 256);
-	ASSERT_EQ(0, vmak_rule_add_socket(self->rs.fd, self->udp, 1));
+	ASSERT_EQ(0, steered_ring_setup(&self->net, &self->rs, &self->udp,
+					&self->tx, PORT, 1));
 }
 
 FIXTURE_TEARDOWN(mod)
 {
-	vmak_ringset_close(&self->rs);
-	close(self->udp);
-	close(self->tx);
-	vnet_teardown(&self->net);
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	steered_ring_teardown(&self->net, &self->rs, self->udp, self->tx);
 }
 
 static int set_mod(int fd, uint32_t count, uint32_t usec)
@@ -65,46 +35,6 @@ static int set_mod(int fd, uint32_t count, uint32_t usec)
 	struct vmak_moderation m = { count, usec };
 
 	return setsockopt(fd, SOL_VMAK, VMAK_RX_MODERATION, &m, sizeof(m));
-}
-
-/* A thread blocked in poll() on the ring; records when it woke. */
-struct poller {
-	pthread_t t;
-	int fd;
-	volatile double woke;	/* 0 while blocked */
-	int ret;
-};
-
-static void *poll_thread(void *arg)
-{
-	struct poller *p = arg;
-	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
-
-	p->ret = poll(&pfd, 1, 10000);
-	p->woke = mono();
-	return NULL;
-}
-
-static void poller_start(struct poller *p, int fd)
-{
-	p->fd = fd;
-	p->woke = 0;
-	pthread_create(&p->t, NULL, poll_thread, p);
-	usleep(100000);		/* let it block */
-}
-
-static void send_one(int tx)
-{
-	char b[32] = "moderation";
-
-	if (send(tx, b, sizeof(b), 0) != sizeof(b))
-		perror("send");
-}
-
-static uint32_t rx_pending(struct vmak_ringset *rs)
-{
-	return __atomic_load_n(rs->rx->producer, __ATOMIC_ACQUIRE) -
-	       *rs->rx->consumer;
 }
 
 TEST_F(mod, count_wakes_after_n_packets)
@@ -140,8 +70,8 @@ TEST_F(mod, period_wakes_after_a_single_packet)
 	pthread_join(p.t, NULL);
 	EXPECT_EQ(1, p.ret);
 	TH_LOG("woke %.1f ms after the packet", (p.woke - sent) * 1e3);
-	EXPECT_GE(p.woke - sent, 0.199);
-	EXPECT_LE(p.woke - sent, 3.0);
+	EXPECT_GE(elapsed_us(p.woke, sent), 199000);
+	EXPECT_LE(elapsed_us(p.woke, sent), 3000000);
 }
 
 TEST_F(mod, count_32_period_1ms)
@@ -156,8 +86,8 @@ TEST_F(mod, count_32_period_1ms)
 	pthread_join(p.t, NULL);
 	EXPECT_EQ(1, p.ret);
 	TH_LOG("woke %.2f ms after the packet", (p.woke - sent) * 1e3);
-	EXPECT_GE(p.woke - sent, 0.001);
-	EXPECT_LE(p.woke - sent, 2.0);
+	EXPECT_GE(elapsed_us(p.woke, sent), 1000);
+	EXPECT_LE(elapsed_us(p.woke, sent), 2000000);
 }
 
 TEST_F(mod, zeros_wake_per_packet)

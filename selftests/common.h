@@ -350,3 +350,114 @@ static inline uint64_t vmstat(const char *name)
 	fclose(f);
 	return v;
 }
+
+/* ---- waking: a thread blocked in poll() on a ring --------------------- */
+
+#include <pthread.h>
+
+static inline double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A thread blocked in poll() on the ring; records when it woke. */
+struct poller {
+	pthread_t t;
+	int fd;
+	volatile double woke;	/* 0 while blocked */
+	int ret;
+};
+
+/* Whole microseconds from a to b (the harness compares integers). */
+static inline long long elapsed_us(double b, double a)
+{
+	return (long long)((b - a) * 1e6);
+}
+
+static inline void *poll_thread(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+	p->ret = poll(&pfd, 1, 10000);
+	p->woke = mono();
+	return NULL;
+}
+
+static inline void poller_start(struct poller *p, int fd)
+{
+	p->fd = fd;
+	p->woke = 0;
+	pthread_create(&p->t, NULL, poll_thread, p);
+	usleep(100000);		/* let it block */
+}
+
+static inline void send_one(int tx)
+{
+	char b[32] = "moderation";
+
+	if (send(tx, b, sizeof(b), 0) != sizeof(b))
+		perror("send");
+}
+
+static inline uint32_t rx_pending(struct vmak_ringset *rs)
+{
+	return __atomic_load_n(rs->rx->producer, __ATOMIC_ACQUIRE) -
+	       *rs->rx->consumer;
+}
+
+/*
+ * The moderation and netlink tests' setup: two netns over veth; in b, a
+ * UDP socket bound to ADDR_B:port steered (cookie) into a 256-entry ring
+ * set; in a, a UDP socket connected to it. 0, or -1 with errno.
+ */
+static inline int steered_ring_setup(struct vnet *net, struct vmak_ringset *rs,
+				     int *udp, int *tx, uint16_t port,
+				     uint32_t cookie)
+{
+	struct vmak_ringset_config cfg;
+	struct sockaddr_storage dst;
+	socklen_t len;
+	int err;
+
+	rs->fd = -1;
+	*udp = *tx = -1;
+	if (vnet_setup(net, 1) || ns_enter(net->ns_a))
+		return -1;
+	*tx = socket(AF_INET, SOCK_DGRAM, 0);
+	sockaddr_of(ADDR_B, port, &dst, &len);
+	if (*tx < 0 || connect(*tx, (struct sockaddr *)&dst, len) ||
+	    ns_enter(net->ns_b))
+		return -1;
+	*udp = udp_bound(AF_INET, ADDR_B, port);
+	if (*udp < 0)
+		return -1;
+	vmak_ringset_config_default(&cfg);
+	cfg.ifindex = (unsigned int)net->ifindex_b;
+	cfg.rx_size = cfg.fill_size = 256;
+	cfg.umem_len = 512 * 2048;
+	err = vmak_ringset_open(rs, &cfg);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	vmak_ringset_fill(rs, 0, 256);
+	err = vmak_rule_add_socket(rs->fd, *udp, cookie);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
+}
+
+static inline void steered_ring_teardown(struct vnet *net, struct vmak_ringset *rs,
+					 int udp, int tx)
+{
+	vmak_ringset_close(rs);
+	close(udp);
+	close(tx);
+	vnet_teardown(net);
+}

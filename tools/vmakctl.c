@@ -3,13 +3,19 @@
  * vmakctl: inspect and tune vmak rings over the "vmak" generic netlink
  * family. Output is text, or JSON with -j.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
+#include <net/if.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
+#include "linux/vmak.h"
+#include "linux/vmak_genl.h"
 #include "vmak/vmak.h"
 
 static bool json;
@@ -18,7 +24,14 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vmakctl [-j] COMMAND\n"
-		"  info     module version and socket family\n"
+		"  info                          module version and socket family\n"
+		"  ring show [ID]                rings of this network namespace\n"
+		"  ring set ID moderation [count N] [usec T]\n"
+		"                                wake after N packets or T us\n"
+		"  ring arm ID                   one-shot wake of the ring's waiters\n"
+		"  rule show [RING-ID]           steering rules, all or one ring's\n"
+		"  stats [ID]                    receive counters per ring\n"
+		"  monitor [count N]             print ring events as they happen\n"
 		"options:\n"
 		"  -j, --json   JSON output\n"
 		"  -h, --help   this text\n");
@@ -42,6 +55,396 @@ static int fail(const char *what, int err)
 {
 	fprintf(stderr, "vmakctl: %s: %s\n", what, vmak_strerror(err));
 	return 1;
+}
+
+/* A failed netlink request: the kernel's extack text and attribute. */
+static int fail_nl(const char *what)
+{
+	fprintf(stderr, "vmakctl: %s: %s\n", what, vmak_last_error());
+	return 1;
+}
+
+static int usage_err(const char *msg)
+{
+	fprintf(stderr, "vmakctl: %s\n", msg);
+	usage(stderr);
+	return 2;
+}
+
+/* A decimal number in [0, max], or -1. */
+static int64_t parse_num(const char *s, int64_t max)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < 0 || v > max)
+		return -1;
+	return v;
+}
+
+static const char *state_name(uint32_t state)
+{
+	switch (state) {
+	case VMAK_STATE_READY:
+		return "ready";
+	case VMAK_STATE_BOUND:
+		return "bound";
+	case VMAK_STATE_UNBOUND:
+		return "unbound";
+	}
+	return "unknown";
+}
+
+static const char *const stat_names[8] = {
+	"rx-packets", "rx-bytes", "rx-ring-full", "rx-fill-empty",
+	"rx-invalid-fill", "rx-too-big", "rx-passed", "rx-rule-dead",
+};
+
+static void addr_str(const struct vmak_nl_key *k, const uint8_t *a,
+		     char *buf, size_t len)
+{
+	static const uint8_t zero[16];
+
+	if (!memcmp(a, zero, k->af == AF_INET ? 4 : 16))
+		snprintf(buf, len, "*");
+	else if (!inet_ntop((int)k->af, a, buf, (socklen_t)len))
+		snprintf(buf, len, "?");
+}
+
+static void print_key(const struct vmak_nl_key *k)
+{
+	char d[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN];
+
+	addr_str(k, k->dst_addr, d, sizeof(d));
+	addr_str(k, k->src_addr, src, sizeof(src));
+	if (json) {
+		printf("{\"af\":\"%s\",\"dst\":\"%s\",\"dport\":%u",
+		       k->af == AF_INET ? "inet" : "inet6", d, k->dst_port);
+		if (k->src_port)
+			printf(",\"src\":\"%s\",\"sport\":%u", src, k->src_port);
+		putchar('}');
+		return;
+	}
+	printf(" %s %s%s%s:%u", k->af == AF_INET ? "inet" : "inet6",
+	       k->af == AF_INET6 ? "[" : "", d, k->af == AF_INET6 ? "]" : "",
+	       k->dst_port);
+	if (k->src_port)
+		printf(" from %s%s%s:%u", k->af == AF_INET6 ? "[" : "", src,
+		       k->af == AF_INET6 ? "]" : "", k->src_port);
+}
+
+static void print_rule(const struct vmak_nl_rule *r, bool with_ring)
+{
+	const char *kind = r->kind == VMAK_RULE_SOCKET ? "socket" :
+			   r->kind == VMAK_RULE_RAW ? "raw" : "unknown";
+	uint32_t i;
+
+	if (json) {
+		printf("{");
+		if (with_ring)
+			printf("\"ring\":%u,", r->ring_id);
+		printf("\"cookie\":%u,\"kind\":\"%s\",\"keys\":[", r->cookie, kind);
+		for (i = 0; i < r->nkeys; i++) {
+			if (i)
+				putchar(',');
+			print_key(&r->key[i]);
+		}
+		printf("]}");
+		return;
+	}
+	if (with_ring)
+		printf("ring %u ", r->ring_id);
+	printf("cookie %u %s", r->cookie, kind);
+	for (i = 0; i < r->nkeys; i++)
+		print_key(&r->key[i]);
+	putchar('\n');
+}
+
+static void print_stats(const struct vmak_ring_status *st)
+{
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		if (json)
+			printf("%s\"%s\":%" PRIu64, i ? "," : "", stat_names[i],
+			       st->stats[i]);
+		else
+			printf("%s%s %" PRIu64, i ? " " : "", stat_names[i],
+			       st->stats[i]);
+	}
+}
+
+/* One ring; in JSON an object (the caller writes the separators). */
+static void print_ring(const struct vmak_ring_status *st)
+{
+	char ifname[IF_NAMESIZE] = "";
+	uint32_t i;
+
+	if (st->bound && !if_indextoname(st->ifindex, ifname))
+		snprintf(ifname, sizeof(ifname), "?");
+	if (json) {
+		printf("{\"id\":%u,\"owner_pid\":%u,\"owner_uid\":%u,\"state\":\"%s\"",
+		       st->id, st->owner_pid, st->owner_uid, state_name(st->state));
+		if (st->bound) {
+			printf(",\"ifindex\":%u,\"ifname\":", st->ifindex);
+			json_str(ifname);
+			if (st->queue_id == VMAK_QUEUE_ANY)
+				printf(",\"queue\":\"any\"");
+			else
+				printf(",\"queue\":%u", st->queue_id);
+			printf(",\"bind_flags\":%u", st->bind_flags);
+		}
+		printf(",\"rx_size\":%u,\"tx_size\":%u,\"fill_size\":%u,"
+		       "\"completion_size\":%u,\"umem_size\":%" PRIu64
+		       ",\"chunk_size\":%u,\"napi_id\":%u,"
+		       "\"moderation\":{\"count\":%u,\"usec\":%u},"
+		       "\"rule_count\":%u,\"rules\":[",
+		       st->rx_size, st->tx_size, st->fill_size,
+		       st->completion_size, st->umem_size, st->chunk_size,
+		       st->napi_id, st->moderation_count, st->moderation_usec,
+		       st->rule_count);
+		for (i = 0; i < st->nrules; i++) {
+			if (i)
+				putchar(',');
+			print_rule(&st->rules[i], false);
+		}
+		printf("],\"stats\":{");
+		print_stats(st);
+		printf("}}");
+		return;
+	}
+	printf("ring %u owner pid %u uid %u state %s", st->id, st->owner_pid,
+	       st->owner_uid, state_name(st->state));
+	if (st->bound) {
+		printf(" dev %s ifindex %u queue ", ifname, st->ifindex);
+		if (st->queue_id == VMAK_QUEUE_ANY)
+			printf("any");
+		else
+			printf("%u", st->queue_id);
+		printf(" flags 0x%x", st->bind_flags);
+	}
+	printf("\n    rx %u tx %u fill %u completion %u umem %" PRIu64
+	       " chunk %u napi %u\n", st->rx_size, st->tx_size, st->fill_size,
+	       st->completion_size, st->umem_size, st->chunk_size, st->napi_id);
+	printf("    moderation count %u usec %u\n", st->moderation_count,
+	       st->moderation_usec);
+	printf("    rules %u\n", st->rule_count);
+	for (i = 0; i < st->nrules; i++) {
+		printf("      ");
+		print_rule(&st->rules[i], false);
+	}
+	if (st->nrules < st->rule_count)
+		printf("      ... %u more (vmakctl rule show %u)\n",
+		       st->rule_count - st->nrules, st->id);
+	printf("    ");
+	print_stats(st);
+	putchar('\n');
+}
+
+struct list_ctx {
+	int n;
+	bool stats_only;
+};
+
+static int list_one(const struct vmak_ring_status *st, void *arg)
+{
+	struct list_ctx *c = arg;
+
+	if (json && c->n)
+		putchar(',');
+	c->n++;
+	if (!c->stats_only) {
+		print_ring(st);
+		return 0;
+	}
+	if (json) {
+		printf("{\"id\":%u,", st->id);
+		print_stats(st);
+		putchar('}');
+	} else {
+		printf("ring %u ", st->id);
+		print_stats(st);
+		putchar('\n');
+	}
+	return 0;
+}
+
+/* ring show [ID] and stats [ID] */
+static int cmd_ring_show(int argc, char **argv, bool stats_only)
+{
+	const char *what = stats_only ? "stats" : "ring show";
+	struct list_ctx c = { 0, stats_only };
+	struct vmak_ring_status st;
+	int64_t id;
+	int err;
+
+	if (argc > 1)
+		return usage_err("too many arguments");
+	if (argc == 1) {
+		id = parse_num(argv[0], UINT32_MAX);
+		if (id < 1)
+			return usage_err("ring id: a number from 1");
+		err = vmak_ring_status_get((uint32_t)id, &st);
+		if (err)
+			return fail_nl(what);
+		list_one(&st, &c);
+		if (json)
+			putchar('\n');
+		return 0;
+	}
+	if (json)
+		putchar('[');
+	err = vmak_ring_list(NULL, list_one, &c);
+	if (json)
+		printf("]\n");
+	if (err)
+		return fail_nl(what);
+	return 0;
+}
+
+static int cmd_ring_set(int argc, char **argv)
+{
+	int64_t id, count = -1, usec = -1;
+	int i;
+
+	if (argc < 2)
+		return usage_err("ring set ID moderation [count N] [usec T]");
+	id = parse_num(argv[0], UINT32_MAX);
+	if (id < 1)
+		return usage_err("ring id: a number from 1");
+	if (strcmp(argv[1], "moderation"))
+		return usage_err("ring set: only 'moderation' can be set");
+	for (i = 2; i < argc; i += 2) {
+		int64_t *v;
+
+		if (!strcmp(argv[i], "count"))
+			v = &count;
+		else if (!strcmp(argv[i], "usec"))
+			v = &usec;
+		else
+			return usage_err("moderation: 'count N' or 'usec T'");
+		if (i + 1 >= argc)
+			return usage_err("moderation: a value is missing");
+		/* Range checks are the kernel's, which names the attribute. */
+		*v = parse_num(argv[i + 1], UINT32_MAX);
+		if (*v < 0)
+			return usage_err("moderation: values are numbers from 0");
+	}
+	if (count < 0 && usec < 0)
+		return usage_err("moderation: give count, usec or both");
+	if (vmak_ring_set_moderation((uint32_t)id, count, usec))
+		return fail_nl("ring set");
+	return 0;
+}
+
+static int cmd_ring_arm(int argc, char **argv)
+{
+	int64_t id;
+
+	if (argc != 1)
+		return usage_err("ring arm ID");
+	id = parse_num(argv[0], UINT32_MAX);
+	if (id < 1)
+		return usage_err("ring id: a number from 1");
+	if (vmak_ring_arm((uint32_t)id))
+		return fail_nl("ring arm");
+	return 0;
+}
+
+static int rule_one(const struct vmak_nl_rule *r, void *arg)
+{
+	int *n = arg;
+
+	if (json && (*n)++)
+		putchar(',');
+	print_rule(r, true);
+	return 0;
+}
+
+static int cmd_rule_show(int argc, char **argv)
+{
+	int64_t id = 0;
+	int n = 0, err;
+
+	if (argc > 1)
+		return usage_err("rule show [RING-ID]");
+	if (argc == 1) {
+		id = parse_num(argv[0], UINT32_MAX);
+		if (id < 1)
+			return usage_err("ring id: a number from 1");
+	}
+	if (json)
+		putchar('[');
+	err = vmak_rule_list((uint32_t)id, rule_one, &n);
+	if (json)
+		printf("]\n");
+	return err ? fail_nl("rule show") : 0;
+}
+
+static const char *event_name(int cmd)
+{
+	switch (cmd) {
+	case VMAK_CMD_RING_CREATE_NTF:
+		return "create";
+	case VMAK_CMD_RING_DELETE_NTF:
+		return "delete";
+	case VMAK_CMD_RING_CHANGE_NTF:
+		return "change";
+	}
+	return "unknown";
+}
+
+static int cmd_monitor(int argc, char **argv)
+{
+	struct vmak_ring_status st;
+	struct vmak_monitor *mon;
+	int64_t left = -1;
+	int cmd, err;
+
+	if (argc == 2 && !strcmp(argv[0], "count")) {
+		left = parse_num(argv[1], INT32_MAX);
+		if (left < 1)
+			return usage_err("monitor count: a number from 1");
+	} else if (argc) {
+		return usage_err("monitor [count N]");
+	}
+	if (vmak_monitor_open(&mon))
+		return fail_nl("monitor");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while (left) {
+		err = vmak_monitor_next(mon, -1, &cmd, &st);
+		if (err) {
+			vmak_monitor_close(mon);
+			return fail("monitor", err);
+		}
+		if (json) {
+			printf("{\"event\":\"%s\",\"ring\":", event_name(cmd));
+			print_ring(&st);
+			printf("}\n");
+		} else {
+			printf("%s ", event_name(cmd));
+			print_ring(&st);
+		}
+		if (left > 0)
+			left--;
+	}
+	vmak_monitor_close(mon);
+	return 0;
+}
+
+static int cmd_ring(int argc, char **argv)
+{
+	if (argc < 1 || !strcmp(argv[0], "show"))
+		return cmd_ring_show(argc ? argc - 1 : 0, argv + 1, false);
+	if (!strcmp(argv[0], "set"))
+		return cmd_ring_set(argc - 1, argv + 1);
+	if (!strcmp(argv[0], "arm"))
+		return cmd_ring_arm(argc - 1, argv + 1);
+	return usage_err("ring: show, set or arm");
 }
 
 static int cmd_info(void)
@@ -68,6 +471,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
+	const char *cmd;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
@@ -87,9 +491,23 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[optind], "info"))
-		return cmd_info();
-	fprintf(stderr, "vmakctl: unknown command '%s'\n", argv[optind]);
+	cmd = argv[optind++];
+	argc -= optind;
+	argv += optind;
+	if (!strcmp(cmd, "info"))
+		return argc ? usage_err("info takes no arguments") : cmd_info();
+	if (!strcmp(cmd, "ring"))
+		return cmd_ring(argc, argv);
+	if (!strcmp(cmd, "rule")) {
+		if (argc < 1 || strcmp(argv[0], "show"))
+			return usage_err("rule show [RING-ID]");
+		return cmd_rule_show(argc - 1, argv + 1);
+	}
+	if (!strcmp(cmd, "stats"))
+		return cmd_ring_show(argc, argv, true);
+	if (!strcmp(cmd, "monitor"))
+		return cmd_monitor(argc, argv);
+	fprintf(stderr, "vmakctl: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;
 }

@@ -77,6 +77,8 @@
 #define VMAK_RING_INFO		10	/* struct vmak_ring_info */
 /* setsockopt and getsockopt */
 #define VMAK_RX_MODERATION	11	/* struct vmak_moderation */
+/* setsockopt only */
+#define VMAK_RX_ARM		12	/* __u32 1: one-shot wake, see below */
 
 /* Limits the kernel enforces. */
 #define VMAK_RING_MIN		8
@@ -266,6 +268,13 @@ struct vmak_moderation {
 #define VMAK_MOD_COUNT_MAX	65535
 #define VMAK_MOD_USEC_MAX	1000000
 
+/*
+ * VMAK_RX_ARM (value: __u32 1) asks for one wake whatever the moderation:
+ * descriptors already posted but not yet signalled wake the sleepers at
+ * once; otherwise the next descriptor does. What vma_modify_ring()'s
+ * CQ_ARM maps to; the netlink ring-set "arm" attribute does the same.
+ */
+
 /* Facts about a bound socket. */
 struct vmak_ring_info {
 	__u32 ifindex;
@@ -273,7 +282,7 @@ struct vmak_ring_info {
 	__u32 napi_id;		/* last NAPI id seen on RX, 0 if none */
 	__u32 state;		/* VMAK_STATE_* */
 	__u32 rules;		/* rules attached */
-	__u32 pad;
+	__u32 id;		/* ring id in the "vmak" netlink family */
 };
 
 #define VMAK_STATE_READY	0

@@ -1,30 +1,122 @@
-/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
-/*
- * The "vmak" generic netlink family. Documentation/netlink/vmak.yaml is
- * the description; selftests check that this header agrees with it.
- */
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-3-Clause) */
+/* Do not edit directly, auto-generated from: */
+/*	Documentation/netlink/specs/vmak.yaml */
+/* YNL-GEN uapi header */
+
 #ifndef _UAPI_LINUX_VMAK_GENL_H
 #define _UAPI_LINUX_VMAK_GENL_H
 
-#define VMAK_GENL_NAME		"vmak"
-#define VMAK_GENL_VERSION	1
+#define VMAK_FAMILY_NAME	"vmak"
+#define VMAK_FAMILY_VERSION	1
 
-enum vmak_cmd {
-	VMAK_CMD_UNSPEC,
-	/* Module version and the socket family number; no attributes. */
-	VMAK_CMD_INFO_GET,
-
-	__VMAK_CMD_MAX,
-	VMAK_CMD_MAX = __VMAK_CMD_MAX - 1,
+/**
+ * enum vmak_ring_state - Life cycle of a ring (a vmak socket).
+ * @VMAK_RING_STATE_READY: Created; being set up, not bound yet.
+ * @VMAK_RING_STATE_BOUND: Bound to a device queue; receiving.
+ * @VMAK_RING_STATE_UNBOUND: Its device went away; the ring only drains.
+ */
+enum vmak_ring_state {
+	VMAK_RING_STATE_READY,
+	VMAK_RING_STATE_BOUND,
+	VMAK_RING_STATE_UNBOUND,
 };
 
-enum vmak_a_info {
-	VMAK_A_INFO_UNSPEC,
-	VMAK_A_INFO_VERSION,		/* string: module version */
-	VMAK_A_INFO_FAMILY,		/* u32: address family of vmak sockets */
+/**
+ * enum vmak_rule_kind - How a rule's key was given.
+ * @VMAK_RULE_KIND_SOCKET: Derived from a UDP socket the ring's owner holds.
+ * @VMAK_RULE_KIND_RAW: An arbitrary tuple (needs CAP_NET_RAW).
+ */
+enum vmak_rule_kind {
+	VMAK_RULE_KIND_SOCKET = 1,
+	VMAK_RULE_KIND_RAW,
+};
+
+#define VMAK_RING_RULES_MAX	16
+
+enum {
+	VMAK_A_INFO_VERSION = 1,
+	VMAK_A_INFO_FAMILY,
 
 	__VMAK_A_INFO_MAX,
-	VMAK_A_INFO_MAX = __VMAK_A_INFO_MAX - 1,
+	VMAK_A_INFO_MAX = (__VMAK_A_INFO_MAX - 1)
 };
+
+enum {
+	VMAK_A_STATS_PAD = 1,
+	VMAK_A_STATS_RX_PACKETS,
+	VMAK_A_STATS_RX_BYTES,
+	VMAK_A_STATS_RX_RING_FULL,
+	VMAK_A_STATS_RX_FILL_EMPTY,
+	VMAK_A_STATS_RX_INVALID_FILL,
+	VMAK_A_STATS_RX_TOO_BIG,
+	VMAK_A_STATS_RX_PASSED,
+	VMAK_A_STATS_RX_RULE_DEAD,
+
+	__VMAK_A_STATS_MAX,
+	VMAK_A_STATS_MAX = (__VMAK_A_STATS_MAX - 1)
+};
+
+enum {
+	VMAK_A_KEY_AF = 1,
+	VMAK_A_KEY_DST_ADDR,
+	VMAK_A_KEY_DST_PORT,
+	VMAK_A_KEY_SRC_ADDR,
+	VMAK_A_KEY_SRC_PORT,
+
+	__VMAK_A_KEY_MAX,
+	VMAK_A_KEY_MAX = (__VMAK_A_KEY_MAX - 1)
+};
+
+enum {
+	VMAK_A_RULE_RING_ID = 1,
+	VMAK_A_RULE_COOKIE,
+	VMAK_A_RULE_KIND,
+	VMAK_A_RULE_KEY,
+
+	__VMAK_A_RULE_MAX,
+	VMAK_A_RULE_MAX = (__VMAK_A_RULE_MAX - 1)
+};
+
+enum {
+	VMAK_A_RING_ID = 1,
+	VMAK_A_RING_PAD,
+	VMAK_A_RING_OWNER_PID,
+	VMAK_A_RING_OWNER_UID,
+	VMAK_A_RING_STATE,
+	VMAK_A_RING_IFINDEX,
+	VMAK_A_RING_QUEUE_ID,
+	VMAK_A_RING_BIND_FLAGS,
+	VMAK_A_RING_RX_SIZE,
+	VMAK_A_RING_TX_SIZE,
+	VMAK_A_RING_FILL_SIZE,
+	VMAK_A_RING_COMPLETION_SIZE,
+	VMAK_A_RING_UMEM_SIZE,
+	VMAK_A_RING_CHUNK_SIZE,
+	VMAK_A_RING_NAPI_ID,
+	VMAK_A_RING_MODERATION_COUNT,
+	VMAK_A_RING_MODERATION_USEC,
+	VMAK_A_RING_ARM,
+	VMAK_A_RING_RULE_COUNT,
+	VMAK_A_RING_RULE,
+	VMAK_A_RING_STATS,
+
+	__VMAK_A_RING_MAX,
+	VMAK_A_RING_MAX = (__VMAK_A_RING_MAX - 1)
+};
+
+enum {
+	VMAK_CMD_INFO_GET = 1,
+	VMAK_CMD_RING_GET,
+	VMAK_CMD_RING_SET,
+	VMAK_CMD_RULE_GET,
+	VMAK_CMD_RING_CREATE_NTF,
+	VMAK_CMD_RING_DELETE_NTF,
+	VMAK_CMD_RING_CHANGE_NTF,
+
+	__VMAK_CMD_MAX,
+	VMAK_CMD_MAX = (__VMAK_CMD_MAX - 1)
+};
+
+#define VMAK_MCGRP_MONITOR	"monitor"
 
 #endif /* _UAPI_LINUX_VMAK_GENL_H */

@@ -82,6 +82,84 @@ int vmak_statistics_get(int ring_fd, struct vmak_statistics *st);
 /* A sentence for an errno from this library ("vmak module not loaded"...). */
 const char *vmak_strerror(int err);
 
+/*
+ * Rings over the "vmak" generic netlink family (Documentation/netlink/
+ * vmak.yaml). Calls return 0 or -errno; after a failure, vmak_last_error()
+ * (per thread) gives the kernel's extack text with the name of the
+ * attribute it points at, e.g. "integer out of range (attribute
+ * moderation-usec): Numerical result out of range".
+ */
+const char *vmak_last_error(void);
+
+#define VMAK_NL_RULE_KEYS	2	/* a dual-stack socket rule has two */
+#define VMAK_NL_RING_RULES	16	/* rules carried in a ring message */
+
+struct vmak_nl_key {
+	uint32_t af;			/* AF_INET or AF_INET6 */
+	uint8_t dst_addr[16];		/* all zero: any destination address */
+	uint8_t src_addr[16];
+	uint16_t dst_port;		/* host byte order */
+	uint16_t src_port;		/* 0: any source */
+};
+
+struct vmak_nl_rule {
+	uint32_t ring_id;
+	uint32_t cookie;
+	uint32_t kind;			/* VMAK_RULE_SOCKET or VMAK_RULE_RAW */
+	uint32_t nkeys;
+	struct vmak_nl_key key[VMAK_NL_RULE_KEYS];
+};
+
+struct vmak_ring_status {
+	uint32_t id;
+	uint32_t owner_pid;		/* 0: not visible from here */
+	uint32_t owner_uid;
+	uint32_t state;			/* VMAK_STATE_* */
+	int bound;			/* ifindex, queue_id, bind_flags valid */
+	uint32_t ifindex, queue_id, bind_flags;
+	uint32_t rx_size, tx_size, fill_size, completion_size;
+	uint64_t umem_size;
+	uint32_t chunk_size;
+	uint32_t napi_id;
+	uint32_t moderation_count, moderation_usec;
+	uint32_t rule_count;		/* rules attached */
+	uint32_t nrules;		/* of them, listed in rules[] */
+	struct vmak_nl_rule rules[VMAK_NL_RING_RULES];
+	uint64_t stats[8];		/* as struct vmak_statistics */
+};
+
+/* Which rings a listing returns; zero fields do not filter. */
+struct vmak_ring_filter {
+	uint32_t owner_pid;
+	uint32_t ifindex;
+	int match_queue;
+	uint32_t queue_id;
+};
+
+int vmak_ring_status_get(uint32_t id, struct vmak_ring_status *st);
+/* Call fn for every ring of this netns (matching f, if given) until it
+ * returns nonzero, which is then returned. */
+int vmak_ring_list(const struct vmak_ring_filter *f,
+		   int (*fn)(const struct vmak_ring_status *st, void *arg),
+		   void *arg);
+/* Rules of one ring (ring_id != 0) or of all rings, in order. */
+int vmak_rule_list(uint32_t ring_id,
+		   int (*fn)(const struct vmak_nl_rule *r, void *arg),
+		   void *arg);
+/* Set moderation; a negative value keeps the current one. */
+int vmak_ring_set_moderation(uint32_t id, int64_t count, int64_t usec);
+/* One-shot wake request (CQ_ARM). */
+int vmak_ring_arm(uint32_t id);
+
+/* Ring notifications: VMAK_CMD_RING_{CREATE,DELETE,CHANGE}_NTF. */
+struct vmak_monitor;
+int vmak_monitor_open(struct vmak_monitor **mon);
+/* Wait up to timeout_ms (-1: forever) for one event; -EAGAIN on timeout. */
+int vmak_monitor_next(struct vmak_monitor *mon, int timeout_ms, int *cmd,
+		      struct vmak_ring_status *st);
+int vmak_monitor_fd(const struct vmak_monitor *mon);
+void vmak_monitor_close(struct vmak_monitor *mon);
+
 #ifdef __cplusplus
 }
 #endif
