@@ -149,11 +149,11 @@ demo: lib tools selftests examples bench-bins
 # ---- benchmarks (reports, not tests) ---------------------------------------
 XDP_LIBS := $(shell pkg-config --libs libxdp libbpf 2>/dev/null)
 BENCH_XDP := $(if $(XDP_LIBS),-DHAVE_LIBXDP)
-BENCH_BINS := $(B)/bench/udpgen $(B)/bench/rxbench
+BENCH_BINS := $(B)/bench/udpgen $(B)/bench/rxbench $(B)/bench/txbench
 
 bench-bins: $(BENCH_BINS)
 
-$(B)/bench/udpgen: bench/udpgen.c
+$(B)/bench/udpgen: bench/udpgen.c bench/frame.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $<
 
@@ -161,11 +161,17 @@ $(B)/bench/rxbench: bench/rxbench.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS) $(XDP_LIBS)
 
+$(B)/bench/txbench: bench/txbench.c bench/frame.h $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS) $(XDP_LIBS)
+
 bench: lib tools selftests
 	scripts/deps.sh --bench
 	$(MAKE) bench-bins
 	selftests/vm/run --kernel $(KERNEL) --bench --timeout 7200 -- $(BENCH_ARGS)
-	bench/report $$(ls -t build/vm/*/results/bench.csv | head -1)
+	r=$$(ls -td build/vm/*/results | head -1); \
+	if [ -s $$r/bench.csv ] && [ $$(wc -l < $$r/bench.csv) -gt 1 ]; then bench/report $$r/bench.csv bench/results rx; fi; \
+	if [ -s $$r/bench-tx.csv ] && [ $$(wc -l < $$r/bench-tx.csv) -gt 1 ]; then bench/report $$r/bench-tx.csv bench/results tx; fi
 
 # ---- install -------------------------------------------------------------------
 install: module lib tools $(B)/libvmak.pc

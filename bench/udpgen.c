@@ -25,27 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frame.h"
+
 #define BATCH 64
-
-static uint16_t ip_csum(const void *data, size_t len)
-{
-	const uint16_t *p = data;
-	uint32_t sum = 0;
-
-	for (; len > 1; len -= 2)
-		sum += *p++;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void usage(void)
 {
@@ -116,34 +98,18 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < BATCH; i++) {
 		uint8_t *f = frames[i];
-		struct ether_header *eh = (struct ether_header *)f;
-		struct iphdr *ip = (struct iphdr *)(eh + 1);
-		struct udphdr *uh = (struct udphdr *)(ip + 1);
+		uint32_t flen = bench_udp_frame(f, smac, dm, sip, dip,
+						(uint16_t)(10000 + i % flows),
+						(uint16_t)port, len);
 
-		memcpy(eh->ether_dhost, dm, 6);
-		memcpy(eh->ether_shost, smac, 6);
-		eh->ether_type = htons(ETH_P_IP);
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->ttl = 64;
-		ip->protocol = IPPROTO_UDP;
-		ip->tot_len = htons((uint16_t)(sizeof(*ip) + sizeof(*uh) + len));
-		inet_pton(AF_INET, sip, &ip->saddr);
-		inet_pton(AF_INET, dip, &ip->daddr);
-		ip->check = ip_csum(ip, sizeof(*ip));
-		uh->source = htons((uint16_t)(10000 + i % flows));
-		uh->dest = htons((uint16_t)port);
-		uh->len = htons((uint16_t)(sizeof(*uh) + len));
-		for (unsigned int k = 0; k < len; k++)
-			((uint8_t *)(uh + 1))[k] = (uint8_t)k;
 		iov[i].iov_base = f;
-		iov[i].iov_len = sizeof(*eh) + sizeof(*ip) + sizeof(*uh) + len;
+		iov[i].iov_len = flen;
 		memset(&msgs[i], 0, sizeof(msgs[i]));
 		msgs[i].msg_hdr.msg_iov = &iov[i];
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
 
-	t0 = now();
+	t0 = bench_now();
 	do {
 		int n = sendmmsg(fd, msgs, BATCH, 0);
 
@@ -151,7 +117,7 @@ int main(int argc, char **argv)
 			sent += (uint64_t)n;
 		else if (errno != ENOBUFS && errno != EAGAIN)
 			break;
-		t = now();
+		t = bench_now();
 	} while (t - t0 < secs);
 	printf("sent %llu packets in %.2f s: %.0f pps\n",
 	       (unsigned long long)sent, t - t0, sent / (t - t0));

@@ -164,22 +164,21 @@ static int vmak_nl_put_stats(struct sk_buff *msg, struct vmak_sock *vs)
 {
 	struct vmak_statistics st;
 	struct nlattr *nest;
+	int i;
 
-	spin_lock_bh(&vs->rx_lock);
-	st = vs->stats;
-	spin_unlock_bh(&vs->rx_lock);
+	vmak_stats_snapshot(vs, &st);
 
 	nest = nla_nest_start(msg, VMAK_A_RING_STATS);
 	if (!nest)
 		return -EMSGSIZE;
-	if (nla_put_u64_64bit(msg, VMAK_A_STATS_RX_PACKETS, st.rx_packets, VMAK_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, VMAK_A_STATS_RX_BYTES, st.rx_bytes, VMAK_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, VMAK_A_STATS_RX_RING_FULL, st.rx_ring_full, VMAK_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, VMAK_A_STATS_RX_FILL_EMPTY, st.rx_fill_empty, VMAK_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, VMAK_A_STATS_RX_INVALID_FILL, st.rx_invalid_fill, VMAK_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, VMAK_A_STATS_RX_TOO_BIG, st.rx_too_big, VMAK_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, VMAK_A_STATS_RX_PASSED, st.rx_passed, VMAK_A_STATS_PAD) ||
-	    nla_put_u64_64bit(msg, VMAK_A_STATS_RX_RULE_DEAD, st.rx_rule_dead, VMAK_A_STATS_PAD)) {
+	/* The nest's attributes follow struct vmak_statistics, in order. */
+	BUILD_BUG_ON(VMAK_A_STATS_MAX - VMAK_A_STATS_RX_PACKETS + 1 !=
+		     sizeof(st) / sizeof(u64));
+	for (i = 0; i < sizeof(st) / sizeof(u64); i++)
+		if (nla_put_u64_64bit(msg, VMAK_A_STATS_RX_PACKETS + i,
+				      ((const u64 *)&st)[i], VMAK_A_STATS_PAD))
+			break;
+	if (i < sizeof(st) / sizeof(u64)) {
 		nla_nest_cancel(msg, nest);
 		return -EMSGSIZE;
 	}
@@ -316,7 +315,10 @@ static int vmak_nl_info_get_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!hdr)
 		goto err_free;
 	if (nla_put_string(msg, VMAK_A_INFO_VERSION, VMAK_VERSION) ||
-	    nla_put_u32(msg, VMAK_A_INFO_FAMILY, vmak_family))
+	    nla_put_u32(msg, VMAK_A_INFO_FAMILY, vmak_family) ||
+	    nla_put_u64_64bit(msg, VMAK_A_INFO_PINNED_PAGES,
+			      atomic64_read(&vmak_pinned_pages),
+			      VMAK_A_INFO_PAD))
 		goto err_free;
 
 	genlmsg_end(msg, hdr);
@@ -375,15 +377,6 @@ out_put:
 	return err;
 }
 
-static struct nlattr **vmak_nl_dump_attrs(struct netlink_callback *cb)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-	return genl_dumpit_info(cb)->info.attrs;
-#else
-	return genl_dumpit_info(cb)->attrs;
-#endif
-}
-
 /* Does vs pass the dump request's filters? Under vmak_mutex. */
 static bool vmak_nl_ring_match(struct vmak_sock *vs, struct nlattr **tb,
 			       const struct vmak_nl_view *view)
@@ -407,7 +400,7 @@ static bool vmak_nl_ring_match(struct vmak_sock *vs, struct nlattr **tb,
 static int vmak_nl_ring_get_dumpit(struct sk_buff *skb,
 				   struct netlink_callback *cb)
 {
-	struct nlattr **tb = vmak_nl_dump_attrs(cb);
+	struct nlattr **tb = vmak_genl_dump_attrs(cb);
 	struct net *net = sock_net(skb->sk);
 	unsigned long id = cb->args[0];
 	struct vmak_nl_view view;
@@ -525,7 +518,7 @@ static int vmak_nl_dump_ring_rules(struct vmak_sock *vs,
 static int vmak_nl_rule_get_dumpit(struct sk_buff *skb,
 				   struct netlink_callback *cb)
 {
-	struct nlattr *aring = vmak_nl_dump_attrs(cb)[VMAK_A_RULE_RING_ID];
+	struct nlattr *aring = vmak_genl_dump_attrs(cb)[VMAK_A_RULE_RING_ID];
 	struct vmak_nl_rule_dump d = { .skb = skb, .cb = cb };
 	struct net *net = sock_net(skb->sk);
 	unsigned long id = cb->args[0];
@@ -567,6 +560,8 @@ static int vmak_nl_rule_get_dumpit(struct sk_buff *skb,
 static const struct nla_policy vmak_info_policy[VMAK_A_INFO_MAX + 1] = {
 	[VMAK_A_INFO_VERSION]	= { .type = NLA_REJECT },
 	[VMAK_A_INFO_FAMILY]	= { .type = NLA_REJECT },
+	[VMAK_A_INFO_PINNED_PAGES] = { .type = NLA_REJECT },
+	[VMAK_A_INFO_PAD]	= { .type = NLA_REJECT },
 };
 
 /* Not const: 6.1 takes a mutable pointer. */

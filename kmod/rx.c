@@ -30,6 +30,7 @@
 #include <linux/rhashtable.h>
 #include <linux/rtnetlink.h>
 #include <linux/udp.h>
+#include <net/addrconf.h>
 #include <net/busy_poll.h>
 #include <net/if_inet6.h>
 #include <net/inet_sock.h>
@@ -519,6 +520,10 @@ static unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 			bool wake;
 			u16 q;
 
+			/* A ring without RX takes nothing: its socket rules
+			 * only vouch for what it sends. */
+			if (!vs->rx)
+				continue;
 			q = vmak_rx_queue(vs, skb, &hash);
 			if (vs->queue_id != VMAK_QUEUE_ANY && vs->queue_id != q)
 				continue;
@@ -1034,6 +1039,64 @@ int vmak_rule_walk(struct vmak_sock *vs, unsigned long *cookie,
 	return 0;
 }
 
+/* The bound device, under rcu_read_lock(); NULL when not bound. */
+struct net_device *vmak_sock_dev_rcu(struct vmak_sock *vs)
+{
+	struct vmak_dev *vdev = READ_ONCE(vs->vdev);
+
+	return vdev ? vdev->dev : NULL;
+}
+
+static bool vmak_addr_local(struct net *net, u8 af, const u8 *a)
+{
+	if (af == AF_INET)
+		return inet_addr_type(net, *(const __be32 *)a) == RTN_LOCAL;
+#if IS_ENABLED(CONFIG_IPV6)
+	return ipv6_chk_addr(net, (const struct in6_addr *)a, NULL, 0);
+#else
+	return false;
+#endif
+}
+
+/*
+ * May an unprivileged ring send a datagram with this flow? Only as one of
+ * its socket-derived rules' sockets would: from the socket's address (any
+ * local one if it is bound to the wildcard) and port, and to its peer if
+ * it is connected. Group (multicast) keys allow nothing. Under RCU.
+ */
+bool vmak_tx_flow_allowed(struct vmak_sock *vs, const struct vmak_key *f)
+{
+	int alen = f->af == AF_INET ? 4 : 16;
+	struct vmak_rule_obj *r;
+	unsigned long cookie;
+	int i;
+
+	xa_for_each(&vs->rules, cookie, r) {
+		if (r->kind != VMAK_RULE_SOCKET || !vmak_rule_live(r))
+			continue;
+		for (i = 0; i < r->nkeys; i++) {
+			const struct vmak_key *k = &r->key[i];
+
+			if (k->af != f->af || k->dport != f->sport)
+				continue;
+			if (vmak_addr_zero(k->daddr, alen)) {
+				if (!vmak_addr_local(sock_net(&vs->sk), f->af, f->saddr))
+					continue;
+			} else if (memcmp(k->daddr, f->saddr, alen) ||
+				   (f->af == AF_INET ?
+				    ipv4_is_multicast(*(__be32 *)k->daddr) :
+				    ipv6_addr_is_multicast((struct in6_addr *)k->daddr))) {
+				continue;
+			}
+			if (k->sport && (k->sport != f->dport ||
+					 memcmp(k->saddr, f->daddr, alen)))
+				continue;
+			return true;
+		}
+	}
+	return false;
+}
+
 /* ---- bind and unbind ---------------------------------------------------- */
 
 /*
@@ -1059,7 +1122,7 @@ int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev,
 	}
 	if (shared)
 		smp_store_release(&vs->umem, shared);
-	vs->vdev = vdev;
+	WRITE_ONCE(vs->vdev, vdev);
 	vs->ifindex = dev->ifindex;
 	list_add_tail(&vs->dev_node, &vdev->socks);
 	WRITE_ONCE(vs->state, VMAK_STATE_BOUND);
@@ -1084,7 +1147,7 @@ static void __vmak_unbind(struct vmak_sock *vs)
 	}
 	vs->nrules = 0;
 	list_del_init(&vs->dev_node);
-	vs->vdev = NULL;
+	WRITE_ONCE(vs->vdev, NULL);
 	WRITE_ONCE(vs->state, VMAK_STATE_UNBOUND);
 }
 

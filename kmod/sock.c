@@ -161,6 +161,15 @@ static int __vmak_setsockopt(struct socket *sock, int level, int optname,
 		mutex_unlock(&vs->mutex);
 		return err;
 
+	case VMAK_TX_RATE_LIMIT: {
+		struct vmak_rate_limit rl;
+
+		err = vmak_copy_struct(&rl, sizeof(rl), optval, optlen);
+		if (err)
+			return err;
+		return vmak_tx_set_rate(vs, &rl);
+	}
+
 	case VMAK_RX_ARM:
 		err = vmak_copy_u32(&val, optval, optlen);
 		if (err)
@@ -192,6 +201,26 @@ static void vmak_fill_offsets(struct vmak_ring_offset *off)
 	off->desc = offsetof(struct vmak_ring_shared, desc);
 }
 
+/* One consistent copy of each half of the counters. */
+void vmak_stats_snapshot(struct vmak_sock *vs, struct vmak_statistics *st)
+{
+	struct vmak_statistics tx;
+
+	mutex_lock(&vs->tx_mutex);
+	tx = vs->stats;
+	mutex_unlock(&vs->tx_mutex);
+	spin_lock_bh(&vs->rx_lock);
+	*st = vs->stats;
+	spin_unlock_bh(&vs->rx_lock);
+	st->tx_packets = tx.tx_packets;
+	st->tx_bytes = tx.tx_bytes;
+	st->tx_invalid = tx.tx_invalid;
+	st->tx_header_drop = tx.tx_header_drop;
+	st->tx_cq_full = tx.tx_cq_full;
+	st->tx_dummy = tx.tx_dummy;
+	st->tx_error = tx.tx_error;
+}
+
 static int vmak_getsockopt(struct socket *sock, int level, int optname,
 			   char __user *optval, int __user *optlen)
 {
@@ -200,7 +229,10 @@ static int vmak_getsockopt(struct socket *sock, int level, int optname,
 	struct vmak_statistics stats;
 	struct vmak_ring_info info;
 	struct vmak_moderation mod;
+	struct vmak_rate_limit rl;
+	struct vmak_net_header nh;
 	const void *src;
+	int err;
 	int len;
 
 	if (level != SOL_VMAK)
@@ -226,9 +258,7 @@ static int vmak_getsockopt(struct socket *sock, int level, int optname,
 		/* Old binaries ask for fewer counters: give what fits. */
 		if (len < sizeof(u64))
 			return -EINVAL;
-		spin_lock_bh(&vs->rx_lock);
-		stats = vs->stats;
-		spin_unlock_bh(&vs->rx_lock);
+		vmak_stats_snapshot(vs, &stats);
 		src = &stats;
 		len = min_t(int, len, sizeof(stats)) & ~(int)(sizeof(u64) - 1);
 		break;
@@ -255,11 +285,35 @@ static int vmak_getsockopt(struct socket *sock, int level, int optname,
 		info.queue_id = vs->queue_id;
 		info.rules = vs->nrules;
 		info.id = vs->id;
+		if (vs->state != VMAK_STATE_READY && vs->tx) {
+			info.flags |= vs->tx_zc ? VMAK_INFO_TX_ZEROCOPY : 0;
+			info.flags |= vs->tx_raw ? VMAK_INFO_TX_RAW : 0;
+		}
 		mutex_unlock(&vmak_mutex);
 		mutex_unlock(&vs->mutex);
 		info.napi_id = READ_ONCE(vs->napi_id);
 		src = &info;
 		len = sizeof(info);
+		break;
+
+	case VMAK_TX_RATE_LIMIT:
+		if (len < sizeof(rl))
+			return -EINVAL;
+		vmak_tx_get_rate(vs, &rl);
+		src = &rl;
+		len = sizeof(rl);
+		break;
+
+	case VMAK_NET_HEADER:
+		if (len < sizeof(nh))
+			return -EINVAL;
+		if (copy_from_user(&nh, optval, sizeof(nh)))
+			return -EFAULT;
+		err = vmak_net_header(vs, &nh);
+		if (err)
+			return err;
+		src = &nh;
+		len = sizeof(nh);
 		break;
 
 	default:
@@ -289,7 +343,10 @@ static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
 		return -EINVAL;
 	flags = sv->svmak_flags;
 	if (flags & ~(VMAK_BIND_SHARED_UMEM | VMAK_BIND_SW_QUEUE |
-		      VMAK_BIND_PASS_ON_DROP))
+		      VMAK_BIND_PASS_ON_DROP | VMAK_BIND_TX_COPY |
+		      VMAK_BIND_TX_ZEROCOPY))
+		return -EINVAL;
+	if ((flags & VMAK_BIND_TX_COPY) && (flags & VMAK_BIND_TX_ZEROCOPY))
 		return -EINVAL;
 
 	mutex_lock(&vs->mutex);
@@ -341,6 +398,9 @@ static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
 
 	vs->queue_id = sv->svmak_queue_id;
 	vs->bind_flags = flags;
+	err = vmak_tx_bind(vs, dev, flags);
+	if (err)
+		goto out_put_dev;
 	err = vmak_bind_dev(vs, dev, shared);
 	if (!err) {
 		shared = NULL;		/* now the socket's */
@@ -408,6 +468,15 @@ static void vmak_kick_rx(struct vmak_sock *vs)
 	}
 }
 
+/* The TX ring has room for user space to produce into. */
+static bool vmak_tx_room(struct vmak_sock *vs)
+{
+	struct vmak_queue *tx = smp_load_acquire(&vs->tx);
+
+	return tx && READ_ONCE(tx->ring->producer) -
+		     READ_ONCE(tx->ring->consumer) < tx->nentries;
+}
+
 static __poll_t vmak_poll(struct file *file, struct socket *sock,
 			  poll_table *wait)
 {
@@ -419,6 +488,8 @@ static __poll_t vmak_poll(struct file *file, struct socket *sock,
 	vmak_kick_rx(vs);
 	if (vmak_rx_ready(vs))
 		mask |= EPOLLIN | EPOLLRDNORM;
+	if (vmak_tx_room(vs))
+		mask |= EPOLLOUT | EPOLLWRNORM;
 	if (READ_ONCE(sk->sk_err))
 		mask |= EPOLLERR;
 	if (READ_ONCE(vs->state) == VMAK_STATE_UNBOUND)
@@ -489,6 +560,7 @@ static int vmak_release(struct socket *sock)
 	vmak_unbind(vs);
 	mutex_unlock(&vs->mutex);
 	vmak_rx_sock_release(vs);
+	vmak_tx_sock_release(vs);
 	vmak_ring_unregister(vs);
 
 	sock_orphan(sk);
@@ -508,7 +580,20 @@ static void vmak_destruct(struct sock *sk)
 	vmak_queue_destroy(vs->cq);
 	vmak_umem_put(vs->umem);
 	xa_destroy(&vs->rules);
+	vmak_tx_sock_destruct(vs);
 	put_pid(vs->owner);
+}
+
+/*
+ * sendmsg carries no data: the frames are on the TX ring. A call is a
+ * kick that sends what the ring holds (blocking or not; it never sleeps
+ * for room). 0, or -EAGAIN when a full COMPLETION ring stopped it.
+ */
+static int vmak_sendmsg(struct socket *sock, struct msghdr *m, size_t len)
+{
+	if (m->msg_flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL))
+		return -EOPNOTSUPP;
+	return vmak_tx_run(vmak_sk(sock->sk));
 }
 
 static const struct proto_ops vmak_proto_ops = {
@@ -526,7 +611,7 @@ static const struct proto_ops vmak_proto_ops = {
 	.shutdown	= sock_no_shutdown,
 	.setsockopt	= vmak_setsockopt,
 	.getsockopt	= vmak_getsockopt,
-	.sendmsg	= sock_no_sendmsg,
+	.sendmsg	= vmak_sendmsg,
 	.recvmsg	= vmak_recvmsg,
 	.mmap		= vmak_mmap,
 };
@@ -559,6 +644,7 @@ static int vmak_create(struct net *net, struct socket *sock, int protocol,
 	spin_lock_init(&vs->rx_lock);
 	xa_init(&vs->rules);
 	vmak_rx_sock_init(vs);
+	vmak_tx_sock_init(vs);
 	INIT_LIST_HEAD(&vs->dev_node);
 	vs->state = VMAK_STATE_READY;
 	vs->owner = get_pid(task_tgid(current));

@@ -44,6 +44,9 @@ static void vmak_umem_uncharge(struct vmak_umem *umem)
 	free_uid(umem->user);
 }
 
+/* Pages pinned by all UMEMs; reported by netlink info (leak checks). */
+atomic64_t vmak_pinned_pages = ATOMIC64_INIT(0);
+
 static int vmak_umem_pin(struct vmak_umem *umem, unsigned long addr)
 {
 	int pinned;
@@ -62,12 +65,14 @@ static int vmak_umem_pin(struct vmak_umem *umem, unsigned long addr)
 		umem->pgs = NULL;
 		return pinned < 0 ? pinned : -ENOMEM;
 	}
+	atomic64_add(umem->npgs, &vmak_pinned_pages);
 	return 0;
 }
 
 static void vmak_umem_unpin(struct vmak_umem *umem)
 {
 	unpin_user_pages_dirty_lock(umem->pgs, umem->npgs, true);
+	atomic64_sub(umem->npgs, &vmak_pinned_pages);
 	kvfree(umem->pgs);
 }
 

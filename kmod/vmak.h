@@ -20,6 +20,7 @@
  *   vs->mutex     one socket's setup, bind, rules (process context)
  *   rtnl          taken by bind and by the netdev notifier
  *   vmak_mutex    devices, their hooks and flow tables, socket state
+ *   vs->tx_mutex  TX consumer and tx_* counters (process context)
  *   vs->rx_lock   RX producer and FILL consumer (softirq: the hook)
  * The hook runs under RCU and never sleeps; sockets carry SOCK_RCU_FREE
  * so rings stay valid for a grace period after they are unlinked.
@@ -62,7 +63,7 @@ struct vmak_sock {
 	u32 nrules;
 	u32 napi_id;
 
-	struct vmak_statistics stats;	/* rx_* under rx_lock */
+	struct vmak_statistics stats;	/* rx_* under rx_lock, tx_* tx_mutex */
 
 	/* RX wake moderation, under rx_lock */
 	u32 mod_count;
@@ -71,6 +72,22 @@ struct vmak_sock {
 	bool timer_armed;
 	bool armed;			/* one-shot wake requested */
 	struct hrtimer mod_timer;	/* holds a socket reference when armed */
+
+	/* TX (tx.c): the TX consumer, COMPLETION reservations, tx_* stats
+	 * and the rate limiter, under tx_mutex */
+	struct mutex tx_mutex;
+	bool tx_zc;			/* frames go out as UMEM page frags */
+	bool tx_raw;			/* CAP_NET_RAW at bind: no header check */
+	struct vmak_rate_limit rl;
+	u64 rl_bytes_per_sec;
+	u64 rl_tokens;
+	u64 rl_last_ns;
+	struct hrtimer tx_timer;	/* holds a socket reference when armed */
+	struct work_struct tx_work;	/* holds one while queued */
+	/* COMPLETION publication, under cq_lock (any context) */
+	spinlock_t cq_lock;
+	u32 cq_done;			/* next index to publish */
+	u8 *cq_map;			/* finished, not yet published slots */
 };
 
 static inline struct vmak_sock *vmak_sk(struct sock *sk)
@@ -111,6 +128,7 @@ void vmak_sock_exit(void);
 bool vmak_is_vmak_socket(const struct socket *sock);
 
 /* umem.c */
+extern atomic64_t vmak_pinned_pages;
 struct vmak_umem *vmak_umem_create(const struct vmak_umem_reg *reg);
 void vmak_umem_get(struct vmak_umem *umem);
 void vmak_umem_put(struct vmak_umem *umem);
@@ -130,6 +148,23 @@ void vmak_rx_arm(struct vmak_sock *vs);
 int vmak_rule_walk(struct vmak_sock *vs, unsigned long *cookie,
 		   int (*fn)(const struct vmak_rule_info *ri, void *arg),
 		   void *arg);
+
+/* rx.c, for tx.c */
+struct net_device *vmak_sock_dev_rcu(struct vmak_sock *vs);
+bool vmak_tx_flow_allowed(struct vmak_sock *vs, const struct vmak_key *f);
+
+/* tx.c */
+void vmak_tx_sock_init(struct vmak_sock *vs);
+void vmak_tx_sock_release(struct vmak_sock *vs);
+void vmak_tx_sock_destruct(struct vmak_sock *vs);
+int vmak_tx_bind(struct vmak_sock *vs, struct net_device *dev, u16 flags);
+int vmak_tx_run(struct vmak_sock *vs);
+int vmak_tx_set_rate(struct vmak_sock *vs, const struct vmak_rate_limit *rl);
+void vmak_tx_get_rate(struct vmak_sock *vs, struct vmak_rate_limit *rl);
+int vmak_net_header(struct vmak_sock *vs, struct vmak_net_header *h);
+
+/* sock.c */
+void vmak_stats_snapshot(struct vmak_sock *vs, struct vmak_statistics *st);
 
 /* netlink.c */
 int vmak_genl_init(void);

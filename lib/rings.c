@@ -173,7 +173,7 @@ static int parse_stats(const struct nlattr *nest, uint64_t *stats)
 	mnl_attr_for_each_nested(a, nest) {
 		type = mnl_attr_get_type(a);
 		if (type < VMAK_A_STATS_RX_PACKETS || type > VMAK_A_STATS_MAX ||
-		    type - VMAK_A_STATS_RX_PACKETS >= 8)
+		    type - VMAK_A_STATS_RX_PACKETS >= VMAK_NL_STATS)
 			continue;
 		if (mnl_attr_validate(a, MNL_TYPE_U64) < 0)
 			return -EPROTO;

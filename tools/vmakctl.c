@@ -99,9 +99,11 @@ static const char *state_name(uint32_t state)
 	return "unknown";
 }
 
-static const char *const stat_names[8] = {
+static const char *const stat_names[VMAK_NL_STATS] = {
 	"rx-packets", "rx-bytes", "rx-ring-full", "rx-fill-empty",
 	"rx-invalid-fill", "rx-too-big", "rx-passed", "rx-rule-dead",
+	"tx-packets", "tx-bytes", "tx-invalid", "tx-header-drop",
+	"tx-cq-full", "tx-dummy", "tx-error",
 };
 
 static void addr_str(const struct vmak_nl_key *k, const uint8_t *a,
@@ -168,7 +170,7 @@ static void print_stats(const struct vmak_ring_status *st)
 {
 	int i;
 
-	for (i = 0; i < 8; i++) {
+	for (i = 0; i < VMAK_NL_STATS; i++) {
 		if (json)
 			printf("%s\"%s\":%" PRIu64, i ? "," : "", stat_names[i],
 			       st->stats[i]);
@@ -457,9 +459,11 @@ static int cmd_info(void)
 	if (json) {
 		printf("{\"version\":");
 		json_str(info.version);
-		printf(",\"family\":%u}\n", info.family);
+		printf(",\"family\":%u,\"pinned_pages\":%" PRIu64 "}\n",
+		       info.family, info.pinned_pages);
 	} else {
-		printf("version %s\nfamily %u\n", info.version, info.family);
+		printf("version %s\nfamily %u\npinned pages %" PRIu64 "\n",
+		       info.version, info.family, info.pinned_pages);
 	}
 	return 0;
 }

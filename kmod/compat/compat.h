@@ -27,4 +27,23 @@ static inline u64 vmak_skb_rx_tstamp_ns(const struct sk_buff *skb)
 	return ktime_to_ns(skb->tstamp);
 }
 
+/*
+ * 6.10 moved the zero-copy completion callback of struct ubuf_info into
+ * struct ubuf_info_ops.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define VMAK_HAVE_UBUF_OPS 1
+#endif
+
+/*
+ * The parsed attributes of a generic netlink dump request. 6.2 put a
+ * struct genl_info into struct genl_dumpit_info.
+ */
+#define vmak_genl_dump_attrs(cb) vmak_genl_dump_attrs_(genl_dumpit_info(cb))
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define vmak_genl_dump_attrs_(gdi) ((gdi)->info.attrs)
+#else
+#define vmak_genl_dump_attrs_(gdi) ((gdi)->attrs)
+#endif
+
 #endif /* _VMAK_COMPAT_H */

@@ -79,6 +79,9 @@
 #define VMAK_RX_MODERATION	11	/* struct vmak_moderation */
 /* setsockopt only */
 #define VMAK_RX_ARM		12	/* __u32 1: one-shot wake, see below */
+#define VMAK_TX_RATE_LIMIT	13	/* struct vmak_rate_limit (also get) */
+/* getsockopt only, with input */
+#define VMAK_NET_HEADER		14	/* struct vmak_net_header */
 
 /* Limits the kernel enforces. */
 #define VMAK_RING_MIN		8
@@ -162,10 +165,18 @@ struct sockaddr_vmak {
  * VMAK_BIND_PASS_ON_DROP: a steered packet the ring cannot take (RX ring
  * full, FILL ring empty, frame larger than a chunk) goes on to the kernel
  * stack instead of being dropped; it is counted in rx_passed as well.
+ *
+ * VMAK_BIND_TX_COPY: copy TX frames into new buffers. By default frames
+ * go out zero-copy (their UMEM pages attached as fragments after a copied
+ * header) when the device takes fragments (NETIF_F_SG), and complete when
+ * the device, or whoever copied them on the way, is done with the pages.
+ * VMAK_BIND_TX_ZEROCOPY: require zero-copy (EOPNOTSUPP without SG).
  */
 #define VMAK_BIND_SHARED_UMEM	(1U << 0)
 #define VMAK_BIND_SW_QUEUE	(1U << 1)
 #define VMAK_BIND_PASS_ON_DROP	(1U << 2)
+#define VMAK_BIND_TX_COPY	(1U << 3)
+#define VMAK_BIND_TX_ZEROCOPY	(1U << 4)
 
 /*
  * A steering rule. Packets of the flow that arrive on the bound device
@@ -230,12 +241,22 @@ struct vmak_rx_desc {
 #define VMAK_RX_IPV6		(1U << 1)
 #define VMAK_RX_SEGMENT		(1U << 2)
 
-/* TX descriptor (used by the TX path). */
+/*
+ * TX descriptor: a whole frame (from the link-layer header) at UMEM
+ * address 'addr', 'len' bytes, inside one chunk; len <= device MTU + its
+ * link-layer header. Every descriptor the kernel consumes comes back on the
+ * COMPLETION ring exactly once, in TX ring order: a sent frame when the
+ * device is done with its memory, a dummy or refused one at once (refusals
+ * are counted in struct vmak_statistics).
+ */
 struct vmak_tx_desc {
 	__u64 addr;
 	__u32 len;
-	__u32 options;
+	__u32 options;		/* VMAK_TX_* */
 };
+
+/* Complete without touching the wire (libvma's VMA_SND_FLAGS_DUMMY). */
+#define VMAK_TX_DUMMY		(1U << 0)
 
 /*
  * Statistics of one socket. Counters only grow; fields are appended, and
@@ -250,6 +271,13 @@ struct vmak_statistics {
 	__u64 rx_too_big;	/* dropped/passed: frame larger than a chunk */
 	__u64 rx_passed;	/* handed to the kernel stack instead */
 	__u64 rx_rule_dead;	/* matched a rule whose socket is closed */
+	__u64 tx_packets;	/* frames handed to the device */
+	__u64 tx_bytes;		/* bytes in them */
+	__u64 tx_invalid;	/* descriptors refused: address, length, options */
+	__u64 tx_header_drop;	/* refused: headers not the ring's own flow */
+	__u64 tx_cq_full;	/* sends stopped by a full COMPLETION ring */
+	__u64 tx_dummy;		/* VMAK_TX_DUMMY descriptors completed */
+	__u64 tx_error;		/* refused by the device or out of memory */
 };
 
 /*
@@ -275,6 +303,34 @@ struct vmak_moderation {
  * CQ_ARM maps to; the netlink ring-set "arm" attribute does the same.
  */
 
+/*
+ * TX rate limit of a ring, as libvma's vma_rate_limit_t: 'rate' in kbit/s
+ * of whole frames, bursts up to 'max_burst_sz' bytes (0: two typical
+ * packets, or 2 x MTU), 'typical_pkt_sz' a hint. rate 0 disables.
+ */
+struct vmak_rate_limit {
+	__u32 rate;
+	__u32 max_burst_sz;
+	__u16 typical_pkt_sz;
+	__u16 pad;
+};
+
+/*
+ * The headers the kernel would put in front of a datagram of a connected
+ * UDP socket: getsockopt(VMAK_NET_HEADER) with 'fd' set on input. On
+ * return 'hdr' holds 'len' bytes: Ethernet, IPv4 (tot_len, id, check 0) or
+ * IPv6 (payload_len 0), then UDP (len, check 0); l3_off and l4_off locate
+ * them. The route must leave through the ring's device (else EXDEV). While
+ * the neighbour is unresolved: EAGAIN, after resolution was started.
+ */
+struct vmak_net_header {
+	__u32 fd;
+	__u16 len;
+	__u8 l3_off;
+	__u8 l4_off;
+	__u8 hdr[64];
+};
+
 /* Facts about a bound socket. */
 struct vmak_ring_info {
 	__u32 ifindex;
@@ -283,7 +339,12 @@ struct vmak_ring_info {
 	__u32 state;		/* VMAK_STATE_* */
 	__u32 rules;		/* rules attached */
 	__u32 id;		/* ring id in the "vmak" netlink family */
+	__u32 flags;		/* VMAK_INFO_* */
+	__u32 pad;
 };
+
+#define VMAK_INFO_TX_ZEROCOPY	(1U << 0)	/* TX frames are UMEM page frags */
+#define VMAK_INFO_TX_RAW	(1U << 1)	/* TX headers unchecked (CAP_NET_RAW) */
 
 #define VMAK_STATE_READY	0
 #define VMAK_STATE_BOUND	1

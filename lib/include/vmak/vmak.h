@@ -24,6 +24,7 @@ int vmak_family(void);
 struct vmak_info {
 	char version[64];	/* module version string */
 	uint32_t family;	/* socket address family */
+	uint64_t pinned_pages;	/* pages pinned by all UMEMs (0: not told) */
 };
 
 /* Ask the module over generic netlink. */
@@ -93,6 +94,7 @@ const char *vmak_last_error(void);
 
 #define VMAK_NL_RULE_KEYS	2	/* a dual-stack socket rule has two */
 #define VMAK_NL_RING_RULES	16	/* rules carried in a ring message */
+#define VMAK_NL_STATS		15	/* counters of struct vmak_statistics */
 
 struct vmak_nl_key {
 	uint32_t af;			/* AF_INET or AF_INET6 */
@@ -125,7 +127,7 @@ struct vmak_ring_status {
 	uint32_t rule_count;		/* rules attached */
 	uint32_t nrules;		/* of them, listed in rules[] */
 	struct vmak_nl_rule rules[VMAK_NL_RING_RULES];
-	uint64_t stats[8];		/* as struct vmak_statistics */
+	uint64_t stats[VMAK_NL_STATS];	/* as struct vmak_statistics */
 };
 
 /* Which rings a listing returns; zero fields do not filter. */
