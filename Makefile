@@ -131,7 +131,7 @@ $(B)/unit/%: selftests/unit/%.c selftests/harness.h $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Iselftests $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
 
-KERNELS ?= 6.1 6.12
+KERNELS ?= 6.1 6.12 6.12-rt
 KERNEL ?= 6.1
 
 check:

@@ -9,7 +9,7 @@
  *
  * MODE:
  *   vmak-copy   vmak ring, frames copied into skbs (VMAK_BIND_TX_COPY)
- *   vmak-zc     vmak ring, zero-copy when frames exceed the 64-byte header
+ *   vmak-zc     vmak ring, VMAK_BIND_TX_ZEROCOPY (frames over 256 bytes)
  *   txring      AF_PACKET PACKET_TX_RING (TPACKET_V2), QDISC_BYPASS
  *   afxdp       AF_XDP, generic (SKB) mode, copy (libxdp)
  *   udp         kernel UDP socket, sendmmsg() batches of 64
@@ -81,7 +81,7 @@ static int run_vmak(int zc)
 	cfg.comp_size = 4096;
 	cfg.umem_len = (uint64_t)NFRAMES * FSIZE;
 	cfg.chunk_size = FSIZE;
-	cfg.bind_flags = zc ? 0 : VMAK_BIND_TX_COPY;
+	cfg.bind_flags = zc ? VMAK_BIND_TX_ZEROCOPY : VMAK_BIND_TX_COPY;
 	err = vmak_ringset_open(&rs, &cfg);
 	if (err) {
 		fprintf(stderr, "txbench: vmak: %s\n", vmak_strerror(err));

@@ -34,6 +34,10 @@
 
 /* Bytes copied into the linear part of a zero-copy frame (all headers). */
 #define VMAK_TX_ZC_COPY		64
+/* Frames sent with softirqs held off. */
+#define VMAK_TX_BATCH		32
+/* Smaller frames are copied whole: attaching pages costs more. */
+#define VMAK_TX_COPYBREAK	256
 
 /* ---- completions ---------------------------------------------------------- */
 
@@ -98,7 +102,7 @@ static struct sk_buff *vmak_tx_alloc(struct net_device *dev, u32 linear)
 	int hr = LL_RESERVED_SPACE(dev);
 	struct sk_buff *skb;
 
-	skb = alloc_skb(hr + linear + dev->needed_tailroom, GFP_KERNEL);
+	skb = alloc_skb(hr + linear + dev->needed_tailroom, GFP_ATOMIC);
 	if (skb)
 		skb_reserve(skb, hr);
 	return skb;
@@ -141,7 +145,7 @@ static struct sk_buff *vmak_tx_zerocopy(struct vmak_sock *vs,
 	u32 left = len - VMAK_TX_ZC_COPY;
 	int i = 0;
 
-	zc = kzalloc(sizeof(*zc), GFP_KERNEL);
+	zc = kzalloc(sizeof(*zc), GFP_ATOMIC);
 	if (!zc)
 		return NULL;
 	skb = vmak_tx_alloc(dev, VMAK_TX_ZC_COPY);
@@ -326,19 +330,21 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
 		st->tx_dummy++;
 		return VMAK_TX_DONE;
 	}
-	if (!vs->tx_raw &&
-	    !vmak_tx_headers_ok(vs, dev, umem->kaddr + d->addr, d->len)) {
-		st->tx_header_drop++;
-		return VMAK_TX_DONE;
-	}
-
-	if (vs->tx_zc && d->len > VMAK_TX_ZC_COPY)
+	if (vs->tx_zc && d->len > VMAK_TX_COPYBREAK)
 		skb = vmak_tx_zerocopy(vs, dev, d->addr, d->len, slot);
 	else
 		skb = vmak_tx_copy(vs, dev, umem->kaddr + d->addr, d->len, slot);
 	if (!skb) {
 		st->tx_error++;
 		return VMAK_TX_DONE;
+	}
+	/* Checked in the copy (the headers are always in the linear part):
+	 * user space may rewrite the chunk at any time. */
+	if (!vs->tx_raw &&
+	    !vmak_tx_headers_ok(vs, dev, skb->data, skb_headlen(skb))) {
+		st->tx_header_drop++;
+		kfree_skb(skb);		/* completes the slot */
+		return VMAK_TX_SENT;
 	}
 	skb->dev = dev;
 	skb->priority = READ_ONCE(vs->sk.sk_priority);
@@ -374,8 +380,8 @@ int vmak_tx_run(struct vmak_sock *vs)
 	struct vmak_queue *tx = vs->tx, *cq = vs->cq;
 	struct net_device *dev;
 	struct vmak_tx_desc d;
+	u32 slot, batch = 0;
 	int err = 0;
-	u32 slot;
 
 	if (!tx)
 		return -ENOBUFS;
@@ -386,7 +392,18 @@ int vmak_tx_run(struct vmak_sock *vs)
 		err = READ_ONCE(vs->state) == VMAK_STATE_READY ? -ENXIO : -ENETDOWN;
 		goto out;
 	}
+	/*
+	 * Softirqs stay off for a batch: what the device's transmit raises
+	 * (a veth peer's receive, completions) then runs once per batch, not
+	 * once per frame. Hence GFP_ATOMIC for the skbs.
+	 */
+	local_bh_disable();
 	while (vmak_q_peek(tx)) {
+		if (++batch > VMAK_TX_BATCH) {
+			local_bh_enable();	/* runs what the batch raised */
+			local_bh_disable();
+			batch = 0;
+		}
 		if (!vmak_q_free(cq)) {
 			vs->stats.tx_cq_full++;
 			err = -EAGAIN;
@@ -401,6 +418,7 @@ int vmak_tx_run(struct vmak_sock *vs)
 		if (vmak_tx_one(vs, dev, &d, slot) == VMAK_TX_DONE)
 			vmak_cq_complete(vs, slot);
 	}
+	local_bh_enable();
 	vmak_q_release(tx);
 out:
 	rcu_read_unlock();
@@ -418,7 +436,8 @@ int vmak_tx_bind(struct vmak_sock *vs, struct net_device *dev, u16 flags)
 	vs->cq_map = kvzalloc(vs->cq->nentries, GFP_KERNEL_ACCOUNT);
 	if (!vs->cq_map)
 		return -ENOMEM;
-	vs->tx_zc = !(flags & VMAK_BIND_TX_COPY) && (dev->features & NETIF_F_SG);
+	/* Copy unless asked: on a virtual device the peer copies anyway. */
+	vs->tx_zc = flags & VMAK_BIND_TX_ZEROCOPY;
 	vs->tx_raw = ns_capable(sock_net(&vs->sk)->user_ns, CAP_NET_RAW);
 	/* Nothing sends without a kick (or the rate limiter's timer). */
 	vmak_q_set_flag(vs->tx, VMAK_RING_NEED_WAKEUP);

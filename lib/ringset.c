@@ -255,3 +255,33 @@ VMAK_API int vmak_statistics_get(int ring_fd, struct vmak_statistics *st)
 	memset(st, 0, sizeof(*st));
 	return getsockopt(ring_fd, SOL_VMAK, VMAK_STATISTICS, st, &len) ? -errno : 0;
 }
+
+static void direct_ring(const struct vmak_uring *r, uint32_t stride,
+			struct vmak_direct_ring *d)
+{
+	if (!r)
+		return;
+	d->desc = r->desc;
+	d->count = r->size;
+	d->stride = stride;
+	d->producer = r->producer;
+	d->consumer = r->consumer;
+}
+
+VMAK_API int vmak_ringset_direct(const struct vmak_ringset *rs,
+				 struct vmak_direct *d)
+{
+	struct vmak_ring_info info;
+	socklen_t len = sizeof(info);
+
+	memset(d, 0, sizeof(*d));
+	if (getsockopt(rs->fd, SOL_VMAK, VMAK_RING_INFO, &info, &len))
+		return -errno;
+	direct_ring(rs->tx, sizeof(struct vmak_tx_desc), &d->send);
+	direct_ring(rs->comp, sizeof(uint64_t), &d->send_cq);
+	direct_ring(rs->fill, sizeof(uint64_t), &d->recv);
+	direct_ring(rs->rx, sizeof(struct vmak_rx_desc), &d->recv_cq);
+	d->ring_id = info.id;
+	d->queue_id = info.queue_id;
+	return 0;
+}

@@ -1,13 +1,13 @@
 #!/bin/bash
 # check.sh [KERNEL...] -- the whole test suite, from a fresh Debian 12
 # machine: install dependencies, build, run host unit tests, then the VM
-# selftests on each kernel (default: 6.1 and 6.12), then prove that a
+# selftests on each kernel (default: 6.1, 6.12 and 6.12-rt), then prove that a
 # kernel WARN fails a VM run. Ends with "N passed, N failed, N skipped".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 kernels=("$@")
-[ ${#kernels[@]} -eq 0 ] && kernels=(6.1 6.12)
+[ ${#kernels[@]} -eq 0 ] && kernels=(6.1 6.12 6.12-rt)
 
 scripts/deps.sh || { echo "check: installing dependencies failed"; exit 1; }
 out=build/check

@@ -417,7 +417,7 @@ TEST_F(tx, unprivileged_ring_sends_only_its_own_flow)
 	struct vmak_ring_info info;
 	struct vmak_statistics st;
 	socklen_t ilen = sizeof(info);
-	uint32_t flen, plen = 80;
+	uint32_t flen, plen = 400;
 	uint64_t comp[8];
 	int mine;
 
@@ -600,6 +600,44 @@ TEST_F(tx, ipv6_frames_reach_the_peer)
 	ASSERT_EQ(0, rx_check(rx6, 9, 1, &plen));
 	close(udp6);
 	close(rx6);
+}
+
+TEST_F(tx, direct_descriptors_drive_the_rings)
+{
+	struct vmak_direct d;
+	struct vmak_tx_desc *desc;
+	uint32_t plen = 120, prod, flen;
+	uint64_t comp;
+
+	ASSERT_EQ(0, vmak_ringset_direct(&self->rs, &d));
+	EXPECT_TRUE(d.send.desc == self->rs.tx->desc);
+	EXPECT_EQ(256, d.send.count);
+	EXPECT_EQ(16, d.send.stride);
+	EXPECT_TRUE(d.send_cq.desc == self->rs.comp->desc);
+	EXPECT_EQ(8, d.send_cq.stride);
+	EXPECT_TRUE(d.recv.desc == NULL);
+	EXPECT_TRUE(d.recv_cq.desc == NULL);
+	EXPECT_NE(0, d.ring_id);
+	EXPECT_EQ(VMAK_QUEUE_ANY, d.queue_id);
+
+	/* Post one frame through the arrays and the doorbell record only. */
+	flen = build_frame(&self->rs, &self->nh, 5 * CHUNK, 11, plen);
+	prod = *d.send.producer;
+	desc = (struct vmak_tx_desc *)((uint8_t *)d.send.desc +
+				       (prod & (d.send.count - 1)) * d.send.stride);
+	desc->addr = 5 * CHUNK;
+	desc->len = flen;
+	desc->options = 0;
+	__atomic_store_n(d.send.producer, prod + 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, kick(&self->rs));
+	ASSERT_EQ(0, rx_check(self->rx, 11, 1, &plen));
+	for (int i = 0; i < 100 && __atomic_load_n(d.send_cq.producer, __ATOMIC_ACQUIRE) ==
+			       *d.send_cq.consumer; i++)
+		usleep(10000);
+	ASSERT_NE(*d.send_cq.consumer, __atomic_load_n(d.send_cq.producer, __ATOMIC_ACQUIRE));
+	comp = *(uint64_t *)((uint8_t *)d.send_cq.desc +
+			     (*d.send_cq.consumer & (d.send_cq.count - 1)) * d.send_cq.stride);
+	EXPECT_EQ(5 * CHUNK, comp);
 }
 
 /* ---- faults -------------------------------------------------------------- */

@@ -166,11 +166,12 @@ struct sockaddr_vmak {
  * full, FILL ring empty, frame larger than a chunk) goes on to the kernel
  * stack instead of being dropped; it is counted in rx_passed as well.
  *
- * VMAK_BIND_TX_COPY: copy TX frames into new buffers. By default frames
- * go out zero-copy (their UMEM pages attached as fragments after a copied
- * header) when the device takes fragments (NETIF_F_SG), and complete when
- * the device, or whoever copied them on the way, is done with the pages.
- * VMAK_BIND_TX_ZEROCOPY: require zero-copy (EOPNOTSUPP without SG).
+ * VMAK_BIND_TX_ZEROCOPY: send TX frames larger than 256 bytes zero-copy:
+ * the first 64 bytes (the headers) copied, the rest attached as the UMEM's
+ * pages; a frame completes when the device, or whoever copied it on the
+ * way (a local peer, a tap), is done with them. EOPNOTSUPP on devices
+ * without NETIF_F_SG. VMAK_BIND_TX_COPY (the default) copies every frame;
+ * on virtual devices, whose peers copy anyway, that is the faster mode.
  */
 #define VMAK_BIND_SHARED_UMEM	(1U << 0)
 #define VMAK_BIND_SW_QUEUE	(1U << 1)

@@ -70,6 +70,32 @@ void vmak_ringset_close(struct vmak_ringset *rs);
 /* Put up to n chunks [first, first + n) on the FILL ring; returns count. */
 uint32_t vmak_ringset_fill(struct vmak_ringset *rs, uint32_t first, uint32_t n);
 
+/*
+ * The rings as plain arrays, for code that drives them directly (what
+ * libvma's get_ring_direct_descriptors() hands out; Documentation/tx.md
+ * maps it field by field). A ring the set lacks has desc == NULL.
+ * 'producer' is the doorbell record of the rings user space fills (send:
+ * then kick with sendto(); fill); 'consumer' that of the ones it drains.
+ */
+struct vmak_direct_ring {
+	void *desc;			/* entry 0 */
+	uint32_t count;			/* entries, a power of two */
+	uint32_t stride;		/* bytes per entry */
+	volatile uint32_t *producer;
+	volatile uint32_t *consumer;
+};
+
+struct vmak_direct {
+	struct vmak_direct_ring send;	/* TX: struct vmak_tx_desc */
+	struct vmak_direct_ring send_cq;	/* COMPLETION: __u64 addresses */
+	struct vmak_direct_ring recv;	/* FILL: __u64 addresses */
+	struct vmak_direct_ring recv_cq;	/* RX: struct vmak_rx_desc */
+	uint32_t ring_id;		/* VMAK_RING_INFO.id */
+	uint32_t queue_id;		/* bound queue (VMAK_QUEUE_ANY: any) */
+};
+
+int vmak_ringset_direct(const struct vmak_ringset *rs, struct vmak_direct *d);
+
 /* Steer the flow of a bound/connected UDP socket into the ring set. */
 int vmak_rule_add_socket(int ring_fd, int udp_fd, uint32_t cookie);
 /* Steer multicast (group, port of udp_fd) after udp_fd joined the group. */
