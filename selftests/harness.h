@@ -65,11 +65,12 @@ static inline void __register_test(struct __test_meta *t)
 #define TEST_TIMEOUT_DEFAULT 60
 #define __U __attribute__((unused))
 
-#define TEST(tn) \
+#define TEST(tn) TEST_TIMEOUT(tn, TEST_TIMEOUT_DEFAULT)
+#define TEST_TIMEOUT(tn, secs) \
 	static void __test_##tn(struct __test_meta *_metadata, const void *); \
 	static struct __test_meta __meta_##tn = { \
 		.name = #tn, .fn = __test_##tn, \
-		.timeout = TEST_TIMEOUT_DEFAULT, \
+		.timeout = secs, \
 	}; \
 	static void __attribute__((constructor)) __reg_##tn(void) \
 	{ __register_test(&__meta_##tn); } \
