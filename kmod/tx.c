@@ -377,7 +377,7 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
  */
 int vmak_tx_run(struct vmak_sock *vs)
 {
-	struct vmak_queue *tx = vs->tx, *cq = vs->cq;
+	struct vmak_queue *tx = smp_load_acquire(&vs->tx), *cq;
 	struct net_device *dev;
 	struct vmak_tx_desc d;
 	u32 slot, batch = 0;
@@ -392,6 +392,7 @@ int vmak_tx_run(struct vmak_sock *vs)
 		err = READ_ONCE(vs->state) == VMAK_STATE_READY ? -ENXIO : -ENETDOWN;
 		goto out;
 	}
+	cq = vs->cq;		/* bound: set up before bind, never changed */
 	/*
 	 * Softirqs stay off for a batch: what the device's transmit raises
 	 * (a veth peer's receive, completions) then runs once per batch, not
@@ -433,7 +434,9 @@ int vmak_tx_bind(struct vmak_sock *vs, struct net_device *dev, u16 flags)
 		return 0;
 	if ((flags & VMAK_BIND_TX_ZEROCOPY) && !(dev->features & NETIF_F_SG))
 		return -EOPNOTSUPP;
-	vs->cq_map = kvzalloc(vs->cq->nentries, GFP_KERNEL_ACCOUNT);
+	/* A bind that failed after this may be retried: allocate once. */
+	if (!vs->cq_map)
+		vs->cq_map = kvzalloc(vs->cq->nentries, GFP_KERNEL_ACCOUNT);
 	if (!vs->cq_map)
 		return -ENOMEM;
 	/* Copy unless asked: on a virtual device the peer copies anyway. */
