@@ -23,16 +23,6 @@ FIXTURE(ring)
 	int tx;			/* sender socket in a, connected to b */
 };
 
-static uint32_t ring_id(int fd)
-{
-	struct vmak_ring_info info;
-	socklen_t len = sizeof(info);
-
-	if (getsockopt(fd, SOL_VMAK, VMAK_RING_INFO, &info, &len))
-		return 0;
-	return info.id;
-}
-
 FIXTURE_SETUP(ring)
 {
 	int fam;
@@ -330,13 +320,6 @@ TEST_F(ring, permissions)
 	close(fd);
 }
 
-static int count_ring(const struct vmak_ring_status *st, void *arg)
-{
-	(void)st;
-	(*(int *)arg)++;
-	return 0;
-}
-
 TEST_F(ring, other_netns_sees_nothing)
 {
 	struct vmak_ring_status st;
@@ -346,7 +329,7 @@ TEST_F(ring, other_netns_sees_nothing)
 	EXPECT_EQ(-ENOENT, vmak_ring_status_get(self->id, &st));
 	EXPECT_TRUE(strstr(vmak_last_error(), "(attribute id)") != NULL);
 	EXPECT_EQ(-ENOENT, vmak_ring_set_moderation(self->id, 1, 1));
-	EXPECT_EQ(0, vmak_ring_list(NULL, count_ring, &n));
+	EXPECT_EQ(0, vmak_ring_list(NULL, count_rings, &n));
 	EXPECT_EQ(0, n);
 	EXPECT_EQ(-ENOENT, vmak_rule_list(self->id, NULL, NULL));
 }

@@ -665,13 +665,6 @@ TEST_F(tx, device_deleted_mid_send)
 	EXPECT_TRUE(p.revents & POLLERR);
 }
 
-static uint64_t module_pinned(void)
-{
-	struct vmak_info info;
-
-	return vmak_info_get(&info) ? ~0ULL : info.pinned_pages;
-}
-
 TEST_F(tx, killed_with_frames_in_flight_leaves_no_pinned_pages)
 {
 	uint64_t p0 = module_pinned(), p1, p = 0;

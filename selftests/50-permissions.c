@@ -34,14 +34,6 @@ FIXTURE_VARIANT_ADD(perm, cap_net_admin_only) { .who = NET_ADMIN };
 FIXTURE_VARIANT_ADD(perm, unprivileged) { .who = NOBODY };
 FIXTURE_VARIANT_ADD(perm, user_namespace) { .who = USERNS };
 
-static uint32_t ring_id_of(int fd)
-{
-	struct vmak_ring_info info;
-	socklen_t len = sizeof(info);
-
-	return getsockopt(fd, SOL_VMAK, VMAK_RING_INFO, &info, &len) ? 0 : info.id;
-}
-
 static int ring_info_flags(int fd)
 {
 	struct vmak_ring_info info;
@@ -104,7 +96,7 @@ FIXTURE_SETUP(perm)
 	cfg.rx_size = cfg.fill_size = 64;
 	cfg.umem_len = 64 * 2048;
 	ASSERT_EQ(0, vmak_ringset_open(&self->root_ring, &cfg));
-	self->root_id = ring_id_of(self->root_ring.fd);
+	self->root_id = ring_id(self->root_ring.fd);
 	ASSERT_NE(0, self->root_id);
 }
 
@@ -112,13 +104,6 @@ FIXTURE_TEARDOWN(perm)
 {
 	vmak_ringset_close(&self->root_ring);
 	vnet_teardown(&self->net);
-}
-
-static int count_rings(const struct vmak_ring_status *st, void *arg)
-{
-	(void)st;
-	(*(int *)arg)++;
-	return 0;
 }
 
 /* What every identity tries; runs in the child. */
@@ -155,8 +140,8 @@ static void matrix(struct __test_meta *_metadata, enum who who, int ifindex,
 		  ring_info_flags(rs.fd) & VMAK_INFO_TX_RAW);
 
 	/* Netlink: its own ring it may tune. */
-	EXPECT_EQ(0, vmak_ring_set_moderation(ring_id_of(rs.fd), 8, 0));
-	EXPECT_EQ(0, vmak_ring_arm(ring_id_of(rs.fd)));
+	EXPECT_EQ(0, vmak_ring_set_moderation(ring_id(rs.fd), 8, 0));
+	EXPECT_EQ(0, vmak_ring_arm(ring_id(rs.fd)));
 
 	/* Root's ring: visible in the same netns, tunable with NET_ADMIN. */
 	err = vmak_ring_status_get(root_id, &st);

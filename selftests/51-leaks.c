@@ -12,22 +12,6 @@
 #define CYCLES 10000
 #define PORT 5100
 
-static uint64_t meminfo_kb(const char *key)
-{
-	char line[128];
-	size_t n = strlen(key);
-	uint64_t v = 0;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':')
-			v = strtoull(line + n + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 static long module_refcnt(void)
 {
 	char buf[32] = "";
@@ -40,20 +24,6 @@ static long module_refcnt(void)
 		fclose(f);
 	}
 	return v;
-}
-
-static int count_rings(const struct vmak_ring_status *st, void *arg)
-{
-	(void)st;
-	(*(int *)arg)++;
-	return 0;
-}
-
-static uint64_t pinned(void)
-{
-	struct vmak_info info;
-
-	return vmak_info_get(&info) ? ~0ULL : info.pinned_pages;
 }
 
 TEST_TIMEOUT(ring_lives_return_everything, 900)
@@ -77,7 +47,7 @@ TEST_TIMEOUT(ring_lives_return_everything, 900)
 	/* one ring stays bound: the device's hook stays, cycles stay cheap */
 	ASSERT_EQ(0, vmak_ringset_open(&keep, &cfg));
 
-	pin0 = pinned();
+	pin0 = module_pinned();
 	ref0 = module_refcnt();
 	ASSERT_EQ(0, vmak_ring_list(NULL, count_rings, &rings0));
 	slab0 = meminfo_kb("SUnreclaim");
@@ -96,7 +66,7 @@ TEST_TIMEOUT(ring_lives_return_everything, 900)
 	}
 	/* UMEMs are released from a workqueue after an RCU grace period. */
 	for (int t = 0; t < 100; t++) {
-		pin1 = pinned();
+		pin1 = module_pinned();
 		ref1 = module_refcnt();
 		if (pin1 == pin0 && ref1 == ref0)
 			break;

@@ -13,13 +13,6 @@
 
 #define PORT 5200
 
-static int count_rings(const struct vmak_ring_status *st, void *arg)
-{
-	(void)st;
-	(*(int *)arg)++;
-	return 0;
-}
-
 TEST_TIMEOUT(netns_deleted_under_traffic, 120)
 {
 	struct vmak_info info;

@@ -335,20 +335,56 @@ static inline void rx_recycle(struct vmak_ringset *rs, uint64_t addr)
 	}
 }
 
-static inline uint64_t vmstat(const char *name)
+/* The number after "key<sep>" on a line of a /proc file, or 0. */
+static inline uint64_t proc_value(const char *path, const char *key, char sep)
 {
 	char line[128];
-	size_t n = strlen(name);
+	size_t n = strlen(key);
 	uint64_t v = 0;
-	FILE *f = fopen("/proc/vmstat", "re");
+	FILE *f = fopen(path, "re");
 
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, n) && line[n] == ' ')
+		if (!strncmp(line, key, n) && line[n] == sep)
 			v = strtoull(line + n + 1, NULL, 10);
 	fclose(f);
 	return v;
+}
+
+static inline uint64_t vmstat(const char *name)
+{
+	return proc_value("/proc/vmstat", name, ' ');
+}
+
+static inline uint64_t meminfo_kb(const char *key)
+{
+	return proc_value("/proc/meminfo", key, ':');
+}
+
+/* The netlink ring id of a vmak socket (VMAK_RING_INFO), 0 on error. */
+static inline uint32_t ring_id(int fd)
+{
+	struct vmak_ring_info info;
+	socklen_t len = sizeof(info);
+
+	return getsockopt(fd, SOL_VMAK, VMAK_RING_INFO, &info, &len) ? 0 : info.id;
+}
+
+/* vmak_ring_list() callback: count into *(int *)arg. */
+static inline int count_rings(const struct vmak_ring_status *st, void *arg)
+{
+	(void)st;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Pages the module holds pinned (netlink info), ~0 on error. */
+static inline uint64_t module_pinned(void)
+{
+	struct vmak_info info;
+
+	return vmak_info_get(&info) ? ~0ULL : info.pinned_pages;
 }
 
 /* ---- waking: a thread blocked in poll() on a ring --------------------- */
