@@ -28,6 +28,11 @@ unsigned int vmak_max_rules = 1U << 20;
 module_param_named(max_rules, vmak_max_rules, uint, 0644);
 MODULE_PARM_DESC(max_rules, "steering rules per socket (default 1048576)");
 
+unsigned int vmak_hook_linger_ms = 5000;
+module_param_named(hook_linger_ms, vmak_hook_linger_ms, uint, 0644);
+MODULE_PARM_DESC(hook_linger_ms,
+		 "keep a device's ingress hook this long after its last ring leaves (default 5000)");
+
 struct workqueue_struct *vmak_wq;
 
 static int __init vmak_init(void)

@@ -318,7 +318,9 @@ static int vmak_nl_info_get_doit(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(msg, VMAK_A_INFO_FAMILY, vmak_family) ||
 	    nla_put_u64_64bit(msg, VMAK_A_INFO_PINNED_PAGES,
 			      atomic64_read(&vmak_pinned_pages),
-			      VMAK_A_INFO_PAD))
+			      VMAK_A_INFO_PAD) ||
+	    nla_put_u32(msg, VMAK_A_INFO_HOOKED_DEVICES,
+			vmak_hooked_devices(genl_info_net(info))))
 		goto err_free;
 
 	genlmsg_end(msg, hdr);
@@ -561,6 +563,7 @@ static const struct nla_policy vmak_info_policy[VMAK_A_INFO_MAX + 1] = {
 	[VMAK_A_INFO_VERSION]	= { .type = NLA_REJECT },
 	[VMAK_A_INFO_FAMILY]	= { .type = NLA_REJECT },
 	[VMAK_A_INFO_PINNED_PAGES] = { .type = NLA_REJECT },
+	[VMAK_A_INFO_HOOKED_DEVICES] = { .type = NLA_REJECT },
 	[VMAK_A_INFO_PAD]	= { .type = NLA_REJECT },
 };
 

@@ -17,8 +17,14 @@
  * the stack; one that no ring could take is dropped, or passed on when
  * the socket asked for that.
  *
- * Writers (bind, rules, unbind, the netdev notifier) hold vmak_mutex; the
- * hook reads under RCU. Flows and rules are freed after a grace period;
+ * A device whose last socket left keeps its hook for hook_linger_ms (a
+ * reaper work removes it), and a bind in that time takes it back. The
+ * first netdev ingress hook in the system switches a static key, which
+ * patches the receive path's code; a ring that opens and closes in a loop
+ * would otherwise patch it on every cycle.
+ *
+ * Writers (bind, rules, unbind, the netdev notifier, the reaper) hold
+ * vmak_mutex; the hook reads under RCU. Flows and rules are freed after a grace period;
  * sockets are SOCK_RCU_FREE.
  */
 #include <linux/if_ether.h>
@@ -85,6 +91,7 @@ struct vmak_dev {
 	struct rhashtable flows;
 	atomic_t nkind[VMAK_KEY_KINDS];
 	struct list_head socks;		/* bound vmak_sock.dev_node */
+	unsigned long idle_since;	/* jiffies when socks became empty */
 	struct rcu_work free_work;
 };
 
@@ -629,15 +636,69 @@ err_free:
 	return ERR_PTR(err);
 }
 
-/* No socket left: unhook; free once in-flight hooks are done. */
-static void vmak_dev_put(struct vmak_dev *vdev)
+/* Unhook and forget; freed once in-flight hooks are done. */
+static void vmak_dev_release(struct vmak_dev *vdev)
 {
 	lockdep_assert_held(&vmak_mutex);
-	if (!list_empty(&vdev->socks))
-		return;
 	nf_unregister_net_hook(dev_net(vdev->dev), &vdev->ops);
 	list_del(&vdev->node);
 	queue_rcu_work(vmak_wq, &vdev->free_work);
+}
+
+static void vmak_reap(struct work_struct *work);
+static DECLARE_DELAYED_WORK(vmak_reaper, vmak_reap);
+
+/* Release the devices idle for hook_linger_ms; come back for the rest. */
+static void vmak_reap(struct work_struct *work)
+{
+	unsigned long linger = msecs_to_jiffies(READ_ONCE(vmak_hook_linger_ms));
+	unsigned long now = jiffies, next = 0;
+	struct vmak_dev *vdev, *tmp;
+
+	mutex_lock(&vmak_mutex);
+	list_for_each_entry_safe(vdev, tmp, &vmak_devs, node) {
+		unsigned long due = vdev->idle_since + linger;
+
+		if (!list_empty(&vdev->socks))
+			continue;
+		if (time_after_eq(now, due))
+			vmak_dev_release(vdev);
+		else if (!next || time_before(due - now, next))
+			next = due - now;
+	}
+	if (next)
+		queue_delayed_work(vmak_wq, &vmak_reaper, next);
+	mutex_unlock(&vmak_mutex);
+}
+
+/* No socket left: the reaper unhooks the device unless one comes back. */
+static void vmak_dev_put(struct vmak_dev *vdev)
+{
+	unsigned int linger = READ_ONCE(vmak_hook_linger_ms);
+
+	lockdep_assert_held(&vmak_mutex);
+	if (!list_empty(&vdev->socks))
+		return;
+	if (!linger) {
+		vmak_dev_release(vdev);
+		return;
+	}
+	vdev->idle_since = jiffies;
+	queue_delayed_work(vmak_wq, &vmak_reaper, msecs_to_jiffies(linger));
+}
+
+/* Devices of @net that carry our hook (netlink info). */
+u32 vmak_hooked_devices(struct net *net)
+{
+	struct vmak_dev *vdev;
+	u32 n = 0;
+
+	mutex_lock(&vmak_mutex);
+	list_for_each_entry(vdev, &vmak_devs, node)
+		if (net_eq(dev_net(vdev->dev), net))
+			n++;
+	mutex_unlock(&vmak_mutex);
+	return n;
 }
 
 /* ---- rules --------------------------------------------------------------- */
@@ -1184,7 +1245,8 @@ static int vmak_netdev_event(struct notifier_block *nb, unsigned long event,
 			sk_error_report(&vs->sk);
 			__vmak_nl_notify(vs, VMAK_CMD_RING_CHANGE_NTF);
 		}
-		vmak_dev_put(vdev);
+		/* The hook may not outlive the device (nor linger). */
+		vmak_dev_release(vdev);
 	}
 	mutex_unlock(&vmak_mutex);
 	return NOTIFY_DONE;
@@ -1199,7 +1261,17 @@ int __init vmak_rx_init(void)
 	return register_netdevice_notifier(&vmak_netdev_notifier);
 }
 
+/* Every socket is gone: only lingering devices remain. */
 void vmak_rx_exit(void)
 {
+	struct vmak_dev *vdev, *tmp;
+
+	cancel_delayed_work_sync(&vmak_reaper);
+	mutex_lock(&vmak_mutex);
+	list_for_each_entry_safe(vdev, tmp, &vmak_devs, node) {
+		WARN_ON_ONCE(!list_empty(&vdev->socks));
+		vmak_dev_release(vdev);
+	}
+	mutex_unlock(&vmak_mutex);
 	unregister_netdevice_notifier(&vmak_netdev_notifier);
 }

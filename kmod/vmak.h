@@ -121,6 +121,7 @@ struct vmak_rule_info {
 extern int vmak_family;
 extern int vmak_hook_priority;
 extern unsigned int vmak_max_rules;
+extern unsigned int vmak_hook_linger_ms;
 
 /* sock.c */
 int vmak_sock_init(void);
@@ -129,6 +130,7 @@ bool vmak_is_vmak_socket(const struct socket *sock);
 
 /* umem.c */
 extern atomic64_t vmak_pinned_pages;
+u32 vmak_hooked_devices(struct net *net);
 struct vmak_umem *vmak_umem_create(const struct vmak_umem_reg *reg);
 void vmak_umem_get(struct vmak_umem *umem);
 void vmak_umem_put(struct vmak_umem *umem);

@@ -32,6 +32,10 @@ static int info_attr_cb(const struct nlattr *attr, void *data)
 		if (mnl_attr_validate(attr, MNL_TYPE_U64) < 0)
 			return MNL_CB_ERROR;
 		break;
+	case VMAK_A_INFO_HOOKED_DEVICES:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+			return MNL_CB_ERROR;
+		break;
 	}
 	tb[type] = attr;
 	return MNL_CB_OK;
@@ -53,6 +57,8 @@ static int info_cb(const struct nlmsghdr *nlh, void *data)
 	info->family = mnl_attr_get_u32(tb[VMAK_A_INFO_FAMILY]);
 	if (tb[VMAK_A_INFO_PINNED_PAGES])
 		info->pinned_pages = mnl_attr_get_u64(tb[VMAK_A_INFO_PINNED_PAGES]);
+	if (tb[VMAK_A_INFO_HOOKED_DEVICES])
+		info->hooked_devices = mnl_attr_get_u32(tb[VMAK_A_INFO_HOOKED_DEVICES]);
 	return MNL_CB_OK;
 }
 

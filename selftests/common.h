@@ -387,6 +387,15 @@ static inline uint64_t module_pinned(void)
 	return vmak_info_get(&info) ? ~0ULL : info.pinned_pages;
 }
 
+/* Devices of this netns carrying the module's hook (netlink info), ~0u on
+ * error. */
+static inline uint32_t hooked_devices(void)
+{
+	struct vmak_info info;
+
+	return vmak_info_get(&info) ? ~0u : info.hooked_devices;
+}
+
 /* ---- waking: a thread blocked in poll() on a ring --------------------- */
 
 #include <pthread.h>

@@ -459,11 +459,13 @@ static int cmd_info(void)
 	if (json) {
 		printf("{\"version\":");
 		json_str(info.version);
-		printf(",\"family\":%u,\"pinned_pages\":%" PRIu64 "}\n",
-		       info.family, info.pinned_pages);
+		printf(",\"family\":%u,\"pinned_pages\":%" PRIu64
+		       ",\"hooked_devices\":%u}\n",
+		       info.family, info.pinned_pages, info.hooked_devices);
 	} else {
-		printf("version %s\nfamily %u\npinned pages %" PRIu64 "\n",
-		       info.version, info.family, info.pinned_pages);
+		printf("version %s\nfamily %u\npinned pages %" PRIu64
+		       "\nhooked devices %u\n", info.version, info.family,
+		       info.pinned_pages, info.hooked_devices);
 	}
 	return 0;
 }

@@ -24,6 +24,7 @@ int vmak_family(void);
 struct vmak_info {
 	char version[64];	/* module version string */
 	uint32_t family;	/* socket address family */
+	uint32_t hooked_devices; /* devices of this netns with our hook */
 	uint64_t pinned_pages;	/* pages pinned by all UMEMs (0: not told) */
 };
 
