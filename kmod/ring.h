@@ -96,12 +96,15 @@ static inline void vmak_q_release(struct vmak_queue *q)
 /* Free slots, reloading the consumer index if the cache says full. */
 static inline u32 vmak_q_free(struct vmak_queue *q)
 {
-	u32 n = q->nentries - (q->cached_prod - q->cached_cons);
+	u32 used = q->cached_prod - q->cached_cons;
 
-	if (n)
-		return n;
+	if (used < q->nentries)
+		return q->nentries - used;
 	q->cached_cons = smp_load_acquire(&q->ring->consumer); /* A, matches D */
-	return q->nentries - (q->cached_prod - q->cached_cons);
+	used = q->cached_prod - q->cached_cons;
+	/* A consumer index ahead of the producer is a lie: the ring counts
+	 * as full until user space puts it back. */
+	return used < q->nentries ? q->nentries - used : 0;
 }
 
 /* Slot for the next entry; the caller checked vmak_q_free(). */

@@ -380,11 +380,14 @@ int vmak_tx_run(struct vmak_sock *vs)
 	struct vmak_queue *tx = smp_load_acquire(&vs->tx), *cq;
 	struct net_device *dev;
 	struct vmak_tx_desc d;
-	u32 slot, batch = 0;
+	u32 slot, batch = 0, budget;
 	int err = 0;
 
 	if (!tx)
 		return -ENOBUFS;
+	/* A ring's worth per kick: a producer index that keeps running
+	 * ahead (user space lying) cannot hold the CPU. */
+	budget = tx->nentries;
 	mutex_lock(&vs->tx_mutex);
 	rcu_read_lock();
 	dev = vmak_sock_dev_rcu(vs);
@@ -400,6 +403,10 @@ int vmak_tx_run(struct vmak_sock *vs)
 	 */
 	local_bh_disable();
 	while (vmak_q_peek(tx)) {
+		if (!budget--) {
+			err = -EAGAIN;
+			break;
+		}
 		if (++batch > VMAK_TX_BATCH) {
 			local_bh_enable();	/* runs what the batch raised */
 			local_bh_disable();

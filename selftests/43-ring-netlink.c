@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "common.h"
 #include "nl.h"
+#include "fuzz.h"
 
 #define PORT 4300
 
@@ -488,43 +489,6 @@ TEST_F_TIMEOUT(ring, dump_1000_rings_while_rings_come_and_go, 300)
 		close(fds[i]);
 }
 
-/* ---- fuzzer ----------------------------------------------------------------- */
-
-static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
-
-static uint32_t rnd(void)
-{
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return (uint32_t)rnd_state;
-}
-
-/* Random attributes, some nested, some with the ring's real id. */
-static void fuzz_attrs(struct nlmsghdr *nlh, uint32_t id, int depth)
-{
-	int n = (int)(rnd() % 5);
-
-	for (int i = 0; i < n; i++) {
-		uint16_t type = (uint16_t)(rnd() % (VMAK_A_RING_MAX + 3));
-		uint8_t payload[24];
-		uint32_t len = rnd() % 3 ? 4 : rnd() % sizeof(payload);
-
-		for (size_t j = 0; j < sizeof(payload); j++)
-			payload[j] = (uint8_t)rnd();
-		if (type == VMAK_A_RING_ID && rnd() % 2)
-			memcpy(payload, &id, 4);
-		if (depth < 2 && rnd() % 8 == 0) {
-			struct nlattr *nest = mnl_attr_nest_start(nlh, type);
-
-			fuzz_attrs(nlh, id, depth + 1);
-			mnl_attr_nest_end(nlh, nest);
-			continue;
-		}
-		mnl_attr_put(nlh, type, len, payload);
-	}
-}
-
 TEST_F_TIMEOUT(ring, fuzz_100000_messages, 600)
 {
 	char *batch = malloc(1 << 16), *rbuf = malloc(1 << 16);
@@ -538,23 +502,9 @@ TEST_F_TIMEOUT(ring, fuzz_100000_messages, 600)
 		size_t off = 0;
 
 		/* 64 messages per send; the kernel answers them in turn. */
-		for (int m = 0; m < 64; m++, sent++) {
-			struct nlmsghdr *nlh = (struct nlmsghdr *)(batch + off);
-			struct genlmsghdr *g;
-
-			nlh = mnl_nlmsg_put_header(nlh);
-			nlh->nlmsg_type = nl.family_id;
-			nlh->nlmsg_flags = NLM_F_REQUEST |
-				(rnd() % 4 == 0 ? NLM_F_DUMP : 0) |
-				(rnd() % 2 ? NLM_F_ACK : 0);
-			nlh->nlmsg_seq = (uint32_t)sent;
-			g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-			g->cmd = (uint8_t)(rnd() % 10);
-			g->version = rnd() % 16 ? 1 : (uint8_t)rnd();
-			g->reserved = rnd() % 32 ? 0 : (uint16_t)rnd();
-			fuzz_attrs(nlh, self->id, 0);
-			off += NLMSG_ALIGN(nlh->nlmsg_len);
-		}
+		for (int m = 0; m < 64; m++, sent++)
+			off += fuzz_genl_msg(batch + off, nl.family_id,
+					     (uint32_t)sent, &self->id, 1);
 		ASSERT_EQ((ssize_t)off, mnl_socket_sendto(nl.sock, batch, off));
 		/* Drain what came back; overflow (ENOBUFS) is fine. */
 		for (;;) {
