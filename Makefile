@@ -42,7 +42,7 @@ HELPER_BINS := $(HELPER_SRCS:selftests/helpers/%.c=$(B)/%)
 UNIT_SRCS := $(wildcard selftests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:selftests/unit/%.c=$(B)/unit/%)
 
-.PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install ynl-gen \
+.PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
 	dkms-install clean help style sparse
 
 all: module lib tools selftests examples
@@ -59,6 +59,8 @@ help:
 	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
 	@echo '  dkms-install register the source tree with DKMS and build it'
 	@echo '  style sparse checkpatch and sparse (C=2) over the module'
+	@echo '  debug-kernel build the KASAN/lockdep/kmemleak kernel once (cached)'
+	@echo '  check-debug  the whole suite on the debug kernel (panic_on_warn, kmemleak scan)'
 	@echo '  ynl-gen      regenerate uapi/linux/vmak_genl.h from Documentation/netlink/vmak.yaml'
 	@echo '  clean        remove build products'
 
@@ -140,6 +142,15 @@ check:
 unit: $(UNIT_BINS)
 	selftests/run-unit $(UNIT_BINS)
 
+# The KASAN/lockdep/kmemleak kernel: built once (about 20 minutes on 2
+# cores) into $(VMAK_CACHE)/kernels, then the whole suite runs on it.
+debug-kernel:
+	scripts/deps.sh --debug
+	scripts/debug-kernel.sh
+
+check-debug: debug-kernel
+	scripts/check.sh debug
+
 vmcheck: lib tools selftests
 	selftests/vm/run --kernel $(KERNEL)
 
@@ -149,7 +160,8 @@ demo: lib tools selftests examples bench-bins
 # ---- benchmarks (reports, not tests) ---------------------------------------
 XDP_LIBS := $(shell pkg-config --libs libxdp libbpf 2>/dev/null)
 BENCH_XDP := $(if $(XDP_LIBS),-DHAVE_LIBXDP)
-BENCH_BINS := $(B)/bench/udpgen $(B)/bench/rxbench $(B)/bench/txbench
+BENCH_BINS := $(B)/bench/udpgen $(B)/bench/rxbench $(B)/bench/txbench \
+	      $(B)/bench/pingpong $(B)/bench/ringmem
 
 bench-bins: $(BENCH_BINS)
 
@@ -165,13 +177,24 @@ $(B)/bench/txbench: bench/txbench.c bench/frame.h $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS) $(XDP_LIBS)
 
+$(B)/bench/pingpong: bench/pingpong.c bench/frame.h $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS) $(XDP_LIBS)
+
+$(B)/bench/ringmem: bench/ringmem.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS)
+
 bench: lib tools selftests
 	scripts/deps.sh --bench
 	$(MAKE) bench-bins
 	selftests/vm/run --kernel $(KERNEL) --bench --timeout 7200 -- $(BENCH_ARGS)
 	r=$$(ls -td build/vm/*/results | head -1); \
 	if [ -s $$r/bench.csv ] && [ $$(wc -l < $$r/bench.csv) -gt 1 ]; then bench/report $$r/bench.csv bench/results rx; fi; \
-	if [ -s $$r/bench-tx.csv ] && [ $$(wc -l < $$r/bench-tx.csv) -gt 1 ]; then bench/report $$r/bench-tx.csv bench/results tx; fi
+	if [ -s $$r/bench-tx.csv ] && [ $$(wc -l < $$r/bench-tx.csv) -gt 1 ]; then bench/report $$r/bench-tx.csv bench/results tx; fi; \
+	if [ -s $$r/bench-lat.csv ] && [ $$(wc -l < $$r/bench-lat.csv) -gt 1 ]; then bench/report $$r/bench-lat.csv bench/results lat; fi; \
+	if [ -s $$r/bench-mem.txt ]; then cp $$r/bench-mem.txt bench/results/mem.txt; fi; \
+	bench/plot bench/results
 
 # ---- install -------------------------------------------------------------------
 install: module lib tools $(B)/libvmak.pc

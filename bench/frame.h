@@ -1,10 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The benchmarks' shared bits: a clock and one Ethernet/IPv4/UDP frame. */
+/*
+ * The benchmarks' shared bits: a clock, one Ethernet/IPv4/UDP frame, CPU
+ * pinning, a device's MAC address and MAC parsing.
+ */
 #ifndef _VMAK_BENCH_FRAME_H
 #define _VMAK_BENCH_FRAME_H
 
 #include <arpa/inet.h>
 #include <net/ethernet.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <stdint.h>
@@ -60,6 +69,42 @@ static inline uint32_t bench_udp_frame(uint8_t *f, const uint8_t *smac,
 	for (unsigned int k = 0; k < plen; k++)
 		((uint8_t *)(uh + 1))[k] = (uint8_t)k;
 	return (uint32_t)(sizeof(*eh) + sizeof(*ip) + sizeof(*uh) + plen);
+}
+
+/* Run the calling thread on cpu only (~0u: leave it be). */
+static inline void bench_pin(unsigned int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu == ~0u)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* dev's MAC address into mac; -1 after telling why. */
+static inline int bench_if_mac(const char *prog, const char *dev, uint8_t *mac)
+{
+	struct ifreq ifr = {};
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), err;
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	err = fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr);
+	if (err)
+		fprintf(stderr, "%s: SIOCGIFHWADDR %s failed\n", prog, dev);
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (fd >= 0)
+		close(fd);
+	return err ? -1 : 0;
+}
+
+/* "aa:bb:cc:dd:ee:ff" into mac; -1 if it is not one. */
+static inline int bench_parse_mac(const char *s, uint8_t *mac)
+{
+	return s && sscanf(s, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &mac[0], &mac[1],
+			   &mac[2], &mac[3], &mac[4], &mac[5]) == 6 ? 0 : -1;
 }
 
 #endif

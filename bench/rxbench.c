@@ -40,6 +40,7 @@
 #include <linux/if_link.h>
 #endif
 
+#include "frame.h"
 #include "vmak/ring.h"
 #include "vmak/vmak.h"
 
@@ -370,13 +371,7 @@ int main(int argc, char **argv)
 			"[-r RULES] [-c CPU]\n");
 		return 2;
 	}
-	if (cpu != ~0u) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
+	bench_pin(cpu);
 	if (!strcmp(mode, "vmak-busy"))
 		return run_vmak(mode, 1, 0, nrules);
 	if (!strcmp(mode, "vmak-poll"))

@@ -285,8 +285,7 @@ int main(int argc, char **argv)
 {
 	const char *mode = NULL, *dm = NULL;
 	unsigned int cpu = ~0u;
-	struct ifreq ifr = {};
-	int c, fd;
+	int c;
 
 	while ((c = getopt(argc, argv, "m:i:d:s:D:p:l:t:c:")) != -1) {
 		switch (c) {
@@ -303,24 +302,11 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!mode || !dev || !dm || !sip || !dip || !port || plen > 1472 ||
-	    sscanf(dm, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dmac[0], &dmac[1],
-		   &dmac[2], &dmac[3], &dmac[4], &dmac[5]) != 6)
+	    bench_parse_mac(dm, dmac))
 		usage();
-	if (cpu != ~0u) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr)) {
-		perror("txbench: SIOCGIFHWADDR");
+	bench_pin(cpu);
+	if (bench_if_mac("txbench", dev, smac))
 		return 1;
-	}
-	memcpy(smac, ifr.ifr_hwaddr.sa_data, 6);
-	close(fd);
 
 	if (!strcmp(mode, "vmak-copy"))
 		return run_vmak(0);

@@ -45,7 +45,6 @@ int main(int argc, char **argv)
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET };
-	struct ifreq ifr = {};
 	uint8_t smac[6], dm[6];
 	uint64_t sent = 0;
 	int c, fd;
@@ -66,28 +65,17 @@ int main(int argc, char **argv)
 	}
 	if (!dev || !dmac || !sip || !dip || !port || len > 1472 || !flows)
 		usage();
-	if (sscanf(dmac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dm[0], &dm[1], &dm[2],
-		   &dm[3], &dm[4], &dm[5]) != 6)
+	if (bench_parse_mac(dmac, dm))
 		usage();
-	if (cpu != ~0u) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		sched_setaffinity(0, sizeof(set), &set);
-	}
+	bench_pin(cpu);
 
 	fd = socket(AF_PACKET, SOCK_RAW, 0);
 	if (fd < 0) {
 		perror("udpgen: socket");
 		return 1;
 	}
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr)) {
-		perror("udpgen: SIOCGIFHWADDR");
+	if (bench_if_mac("udpgen", dev, smac))
 		return 1;
-	}
-	memcpy(smac, ifr.ifr_hwaddr.sa_data, 6);
 	sll.sll_ifindex = (int)if_nametoindex(dev);
 	sll.sll_protocol = htons(ETH_P_IP);
 	if (bind(fd, (struct sockaddr *)&sll, sizeof(sll))) {

@@ -7,7 +7,10 @@ set -euo pipefail
 pkgs=(python3-yaml python3-jsonschema make gcc libc6-dev pkg-config kmod dwarves iputils-ping ethtool cpio xz-utils zstd iproute2
       libmnl-dev busybox-static qemu-system-x86 qemu-utils
       linux-source-6.1)
-[ "${1:-}" = --bench ] && pkgs+=(gnuplot-nox libxdp-dev libbpf-dev sockperf)
+case ${1:-} in
+--bench) pkgs+=(gnuplot-nox libxdp-dev libbpf-dev sockperf) ;;
+--debug) pkgs+=(flex bison bc libelf-dev libssl-dev) ;;	# building the debug kernel
+esac
 
 missing=()
 for p in "${pkgs[@]}"; do
