@@ -562,6 +562,9 @@ static int vmak_release(struct socket *sock)
 	vmak_rx_sock_release(vs);
 	vmak_tx_sock_release(vs);
 	vmak_ring_unregister(vs);
+	/* Empty after unbind. Here, not in the destructor: that runs in
+	 * softirq (RCU), and the rules' lock is taken with softirqs on. */
+	xa_destroy(&vs->rules);
 
 	sock_orphan(sk);
 	sock->sk = NULL;
@@ -579,7 +582,6 @@ static void vmak_destruct(struct sock *sk)
 	vmak_queue_destroy(vs->fq);
 	vmak_queue_destroy(vs->cq);
 	vmak_umem_put(vs->umem);
-	xa_destroy(&vs->rules);
 	vmak_tx_sock_destruct(vs);
 	put_pid(vs->owner);
 }
