@@ -132,7 +132,7 @@ TEST_TIMEOUT(close_races_rx_tx_and_dumps, 300)
 	cfg.umem_len = 128 * 2048;
 	/* Every ring is the device's only one: the hook lingers between
 	 * them (hook_linger_ms), so 300 cycles do not patch the kernel's
-	 * ingress static key 600 times; see Documentation/reliability.md. */
+	 * ingress static key 600 times; see Documentation/reliability.rst. */
 	for (int i = 0; i < 300; i++) {
 		struct vmak_ringset rs;
 		int n = 0;
@@ -141,8 +141,8 @@ TEST_TIMEOUT(close_races_rx_tx_and_dumps, 300)
 		vmak_ringset_fill(&rs, 0, 64);
 		ASSERT_EQ(0, vmak_rule_add_socket(rs.fd, udp, (uint32_t)i));
 		/* a kick with an empty TX ring, packets arriving, then
-		 * close at a varying moment (frames are sent by 44-tx; see
-		 * Documentation/reliability.md for the all-zero frame case) */
+		 * close at a varying moment (44-tx and 53-fuzz close rings
+		 * with frames in flight) */
 		sendto(rs.fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 		usleep((useconds_t)(i % 7) * 300);
 		if (i % 10 == 0)
