@@ -316,6 +316,7 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
 	struct vmak_umem *umem = vs->umem;
 	struct vmak_statistics *st = &vs->stats;
 	struct sk_buff *skb;
+	u32 ntxq;
 	u16 q;
 	int ret;
 
@@ -351,11 +352,18 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
 	skb->mark = READ_ONCE(vs->sk.sk_mark);
 	skb_reset_mac_header(skb);
 	skb->protocol = eth_hdr(skb)->h_proto;
-	if (vs->queue_id != VMAK_QUEUE_ANY &&
-	    vs->queue_id < dev->real_num_tx_queues)
+	/* The device may be unregistering under us (we only hold RCU): it
+	 * then has no TX queues left, and the frame goes nowhere. */
+	ntxq = READ_ONCE(dev->real_num_tx_queues);
+	if (unlikely(!ntxq)) {
+		st->tx_error++;
+		kfree_skb(skb);		/* completes the slot */
+		return VMAK_TX_SENT;
+	}
+	if (vs->queue_id != VMAK_QUEUE_ANY && vs->queue_id < ntxq)
 		q = vs->queue_id;
 	else
-		q = raw_smp_processor_id() % dev->real_num_tx_queues;
+		q = raw_smp_processor_id() % ntxq;
 
 	/* From here the skb owns the slot: its end completes it. */
 	ret = __dev_direct_xmit(skb, q);
@@ -405,6 +413,11 @@ int vmak_tx_run(struct vmak_sock *vs)
 	while (vmak_q_peek(tx)) {
 		if (!budget--) {
 			err = -EAGAIN;
+			break;
+		}
+		/* Unbound meanwhile (the device is going): stop here. */
+		if (unlikely(vmak_sock_dev_rcu(vs) != dev)) {
+			err = -ENETDOWN;
 			break;
 		}
 		if (++batch > VMAK_TX_BATCH) {
