@@ -259,7 +259,8 @@ TEST_TIMEOUT(hook_lingers_after_last_ring, 60)
 	EXPECT_EQ(1, hooked_devices());
 	t0 = mono();
 	EXPECT_EQ(0, sh("ip link del %s", net.dev_b));
-	EXPECT_LT(elapsed_us(mono(), t0), 2000 * 1000);
+	/* far below the 60 s linger (a debug kernel is slow to delete) */
+	EXPECT_LT(elapsed_us(mono(), t0), 20 * 1000 * 1000);
 	EXPECT_EQ(0, hooked_devices());
 
 	EXPECT_EQ(0, set_linger(old));
