@@ -24,8 +24,8 @@
  * would otherwise patch it on every cycle.
  *
  * Writers (bind, rules, unbind, the netdev notifier, the reaper) hold
- * vmak_mutex; the hook reads under RCU. Flows and rules are freed after a grace period;
- * sockets are SOCK_RCU_FREE.
+ * vmak_mutex; the hook reads under RCU. Flows and rules are freed after a
+ * grace period; sockets are SOCK_RCU_FREE.
  */
 #include <linux/if_ether.h>
 #include <linux/igmp.h>
@@ -663,8 +663,8 @@ static void vmak_reap(struct work_struct *work)
 			continue;
 		if (time_after_eq(now, due))
 			vmak_dev_release(vdev);
-		else if (!next || time_before(due - now, next))
-			next = due - now;
+		else if (!next || due - now < next)
+			next = due - now;	/* the soonest still to come */
 	}
 	if (next)
 		queue_delayed_work(vmak_wq, &vmak_reaper, next);

@@ -399,6 +399,9 @@ TEST_F(tx, rate_limit_10_mbit)
 	double mbit = (double)(st1.tx_bytes - st0.tx_bytes) * 8 / (t1 - t0) / 1e6;
 	TH_LOG("%.2f Mbit/s over %.2f s (%llu frames)", mbit, t1 - t0,
 	       (unsigned long long)(st1.tx_packets - st0.tx_packets));
+	/* Under KASAN and lockdep the sender cannot keep 10 Mbit/s queued;
+	 * the rate is held to 9-11 Mbit/s on the Debian kernels. */
+	SKIP_ON_DEBUG_KERNEL("the rate is not measured here");
 	EXPECT_GE((long)(mbit * 100), 900);
 	EXPECT_LE((long)(mbit * 100), 1100);
 	/* rate 0 lifts the limit */

@@ -63,6 +63,24 @@ static inline void __register_test(struct __test_meta *t)
 	fprintf(stderr, "#   %s:%d: " fmt "\n", __FILE__, __LINE__, ##__VA_ARGS__)
 
 #define TEST_TIMEOUT_DEFAULT 60
+
+/*
+ * On the debug kernel (KASAN, lockdep; VMAK_DEBUG_KERNEL=1, set by the VM
+ * runner) everything runs several times slower: time limits stretch five
+ * times, and tests of speed-dependent behaviour skip with
+ * SKIP_ON_DEBUG_KERNEL.
+ */
+static inline int __debug_kernel(void)
+{
+	const char *e = getenv("VMAK_DEBUG_KERNEL");
+
+	return e && *e == '1';
+}
+
+static inline unsigned int __timeout_scale(void)
+{
+	return __debug_kernel() ? 5 : 1;
+}
 #define __U __attribute__((unused))
 
 #define TEST(tn) TEST_TIMEOUT(tn, TEST_TIMEOUT_DEFAULT)
@@ -134,6 +152,11 @@ static inline void __register_test(struct __test_meta *t)
 					FIXTURE_DATA(f) *self __U, \
 					const struct __variant_data_##f *variant __U)
 #define TEST_F(f, tn) TEST_F_TIMEOUT(f, tn, TEST_TIMEOUT_DEFAULT)
+
+#define SKIP_ON_DEBUG_KERNEL(why) do { \
+	if (__debug_kernel()) \
+		SKIP(return, "debug kernel: %s", why); \
+} while (0)
 
 #define SKIP(statement, fmt, ...) do { \
 	snprintf(_metadata->skip_reason, sizeof(_metadata->skip_reason), \
@@ -223,7 +246,7 @@ static int __run_one(struct __test_meta *t, const struct __variant_meta *v,
 		close(pipefd[0]);
 		__current = t;
 		t->variant_name = v ? v->name : NULL;
-		alarm(t->timeout);
+		alarm(t->timeout * __timeout_scale());
 		t->fn(t, v ? v->data : NULL);
 		if (t->skipped) {
 			if (write(pipefd[1], t->skip_reason,
