@@ -39,7 +39,7 @@ static const char *const step_name[ST_COUNT] = {
 };
 
 struct ctx {
-	int fam, ifindex, udp, fd, fd2;
+	int fam, ifindex, udp, conn, fd, fd2;	/* conn: connected to a */
 	uint8_t *umem;
 	void *map[4];
 	size_t maplen[4];
@@ -224,12 +224,12 @@ static int run_step(struct ctx *c, int s)
 		return setsockopt(c->fd, SOL_VMAK, VMAK_RX_MODERATION, &m, sizeof(m));
 	}
 	case ST_NET_HEADER: {
-		struct vmak_net_header h = { .fd = (uint32_t)c->udp };
+		struct vmak_net_header h = { .fd = (uint32_t)c->conn };
 		socklen_t len = sizeof(h);
 		int r = getsockopt(c->fd, SOL_VMAK, VMAK_NET_HEADER, &h, &len);
 
-		/* unconnected socket: EDESTADDRREQ is the answer, not a fault */
-		return r && errno == EDESTADDRREQ ? 0 : r;
+		/* neighbour not resolved yet: EAGAIN is the answer, not a fault */
+		return r && errno == EAGAIN ? 0 : r;
 	}
 	case ST_NL_GET: case ST_NL_DUMP: {
 		char *rb = c->nlbuf + 4096;
@@ -312,6 +312,15 @@ TEST_TIMEOUT(every_setup_step_survives_allocation_failures, 1800)
 	c.ifindex = net.ifindex_b;
 	c.udp = udp_bound(AF_INET, ADDR_B, PORT);
 	ASSERT_GE(c.udp, 0);
+	{
+		struct sockaddr_storage peer;
+		socklen_t plen;
+
+		c.conn = udp_bound(AF_INET, ADDR_B, PORT + 2);
+		ASSERT_GE(c.conn, 0);
+		ASSERT_EQ(0, sockaddr_of(ADDR_A, PORT, &peer, &plen));
+		ASSERT_EQ(0, connect(c.conn, (struct sockaddr *)&peer, plen));
+	}
 	c.umem = mmap(NULL, NENT * 2 * 2048, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	ASSERT_TRUE(c.umem != MAP_FAILED);
@@ -379,6 +388,7 @@ TEST_TIMEOUT(every_setup_step_survives_allocation_failures, 1800)
 	vmak_nl_close(&c.nl);
 	munmap(c.umem, NENT * 2 * 2048);
 	close(c.udp);
+	close(c.conn);
 	close(nth_fd);
 	vnet_teardown(&net);
 }
