@@ -318,7 +318,7 @@ TEST_TIMEOUT(every_setup_step_survives_allocation_failures, 1800)
 
 		c.conn = udp_bound(AF_INET, ADDR_B, PORT + 2);
 		ASSERT_GE(c.conn, 0);
-		ASSERT_EQ(0, sockaddr_of(ADDR_A, PORT, &peer, &plen));
+		ASSERT_EQ(AF_INET, sockaddr_of(ADDR_A, PORT, &peer, &plen));
 		ASSERT_EQ(0, connect(c.conn, (struct sockaddr *)&peer, plen));
 	}
 	c.umem = mmap(NULL, NENT * 2 * 2048, PROT_READ | PROT_WRITE,
