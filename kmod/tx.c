@@ -239,9 +239,12 @@ static bool vmak_tx_tokens(struct vmak_sock *vs, struct net_device *dev,
 	if (!vs->rl.rate)
 		return true;
 	burst = vs->rl.max_burst_sz;
-	if (!burst)
-		burst = 2 * (vs->rl.typical_pkt_sz ?:
-			     dev->mtu + dev->hard_header_len);
+	if (!burst)	/* two packets, or 10 ms of the rate: a software
+			 * pacer wakes late now and then, and must not lose
+			 * the time it slept through */
+		burst = max_t(u64, 2 * (vs->rl.typical_pkt_sz ?:
+					dev->mtu + dev->hard_header_len),
+			      vs->rl_bytes_per_sec / 100);
 	burst = max_t(u64, burst, len);
 	vs->rl_tokens += mul_u64_u64_div_u64(min_t(u64, now - vs->rl_last_ns,
 						   NSEC_PER_SEC),
