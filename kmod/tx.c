@@ -482,10 +482,18 @@ void vmak_tx_sock_init(struct vmak_sock *vs)
 /* On close, after unbind: no timer or work may outlive the socket's fd. */
 void vmak_tx_sock_release(struct vmak_sock *vs)
 {
-	if (hrtimer_cancel(&vs->tx_timer))
-		__sock_put(&vs->sk);	/* the caller still holds one */
-	if (cancel_work_sync(&vs->tx_work))
-		__sock_put(&vs->sk);
+	/*
+	 * Twice: a work that was running while we waited may have armed the
+	 * timer again (it started while bound), possibly for a long time at a
+	 * low rate; the timer may then have queued the work once more. That
+	 * work finds the socket unbound and arms nothing.
+	 */
+	for (int i = 0; i < 2; i++) {
+		if (hrtimer_cancel(&vs->tx_timer))
+			__sock_put(&vs->sk);	/* the caller still holds one */
+		if (cancel_work_sync(&vs->tx_work))
+			__sock_put(&vs->sk);
+	}
 }
 
 void vmak_tx_sock_destruct(struct vmak_sock *vs)
