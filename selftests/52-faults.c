@@ -167,13 +167,10 @@ TEST_TIMEOUT(close_races_rx_tx_and_dumps, 300)
 
 static int set_linger(unsigned int ms)
 {
-	FILE *f = fopen(LINGER_PARAM, "w");
-	int err;
+	char v[16];
 
-	if (!f)
-		return -1;
-	err = fprintf(f, "%u\n", ms) < 0;
-	return fclose(f) || err ? -1 : 0;
+	snprintf(v, sizeof(v), "%u\n", ms);
+	return write_knob(LINGER_PARAM, v);
 }
 
 static unsigned int get_linger(void)

@@ -42,11 +42,6 @@ static const char *const op_name[OP_COUNT] = {
 	"munmap", "ring-write", "sendto", "poll", "recv", "netlink", "step",
 };
 
-static const uint64_t ring_pgoff[NRING] = {
-	VMAK_PGOFF_RX_RING, VMAK_PGOFF_TX_RING, VMAK_PGOFF_FILL_RING,
-	VMAK_PGOFF_COMPLETION_RING,
-};
-
 struct fz_sock {
 	int fd;
 	int stage;		/* next setup step for OP_STEP */
@@ -293,17 +288,6 @@ static int do_mmap(struct fz *f, struct fz_sock *s)
 	return 0;
 }
 
-static const struct vmak_ring_offset *ring_off(const struct fz_sock *s, int k)
-{
-	return k == 0 ? &s->off.rx : k == 1 ? &s->off.tx : k == 2 ? &s->off.fr : &s->off.cr;
-}
-
-static size_t ring_dsz(int k)
-{
-	return k == 0 ? sizeof(struct vmak_rx_desc) :
-	       k == 1 ? sizeof(struct vmak_tx_desc) : sizeof(uint64_t);
-}
-
 /* Random indexes and descriptors into a mapped ring. */
 static int do_ring_write(struct fz_sock *s)
 {
@@ -315,8 +299,8 @@ static int do_ring_write(struct fz_sock *s)
 
 	if (!m || !s->have_off)
 		return -1;
-	o = ring_off(s, k);
-	dsz = ring_dsz(k);
+	o = ring_offset(&s->off, k);
+	dsz = ring_desc_size(k);
 	if (o->producer + 4 > s->maplen[k] || o->consumer + 4 > s->maplen[k] ||
 	    o->desc >= s->maplen[k])
 		return -1;
@@ -436,8 +420,8 @@ static int do_step(struct fz *f, struct fz_sock *s)
 		s->have_off = !err;
 	} else if (st <= 10) {
 		int k = st - 7;
-		const struct vmak_ring_offset *o = ring_off(s, k);
-		size_t len = (o->desc + 64 * ring_dsz(k) + 4095) & ~(size_t)4095;
+		const struct vmak_ring_offset *o = ring_offset(&s->off, k);
+		size_t len = (o->desc + 64 * ring_desc_size(k) + 4095) & ~(size_t)4095;
 		void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			       s->fd, (off_t)ring_pgoff[k]);
 

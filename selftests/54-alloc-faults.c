@@ -49,11 +49,6 @@ struct ctx {
 	size_t nllen;
 };
 
-static const uint64_t pgoff[4] = {
-	VMAK_PGOFF_RX_RING, VMAK_PGOFF_TX_RING, VMAK_PGOFF_FILL_RING,
-	VMAK_PGOFF_COMPLETION_RING,
-};
-
 static int nth_fd = -1;
 
 /* The n-th injectable allocation of this thread from now on fails. */
@@ -76,25 +71,9 @@ static bool injected(void)
 	return atoi(b) == 0;
 }
 
-static int knob(const char *path, const char *val)
-{
-	FILE *f = fopen(path, "we");
-	int err;
-
-	if (!f)
-		return -1;
-	err = fputs(val, f) < 0;
-	return fclose(f) || err ? -1 : 0;
-}
-
 static size_t ring_len(const struct ctx *c, int k)
 {
-	const struct vmak_ring_offset *o = k == 0 ? &c->off.rx : k == 1 ? &c->off.tx :
-					   k == 2 ? &c->off.fr : &c->off.cr;
-	size_t dsz = k == 0 ? sizeof(struct vmak_rx_desc) :
-		     k == 1 ? sizeof(struct vmak_tx_desc) : sizeof(uint64_t);
-
-	return o->desc + NENT * dsz;
+	return ring_offset(&c->off, k)->desc + NENT * ring_desc_size(k);
 }
 
 static void ctx_close(struct ctx *c)
@@ -188,7 +167,7 @@ static int run_step(struct ctx *c, int s)
 		for (int k = 0; k < 4; k++) {
 			size_t len = ring_len(c, k);
 			void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				       c->fd, (off_t)pgoff[k]);
+				       c->fd, (off_t)ring_pgoff[k]);
 
 			if (p == MAP_FAILED)
 				return -1;
@@ -303,10 +282,10 @@ TEST_TIMEOUT(every_setup_step_survives_allocation_failures, 1800)
 	if (nth_fd < 0)
 		SKIP(return, "kernel without CONFIG_FAULT_INJECTION (make check-debug)");
 	/* Fail sleeping allocations too, quietly. */
-	ASSERT_EQ(0, knob("/sys/kernel/debug/failslab/ignore-gfp-wait", "N"));
-	ASSERT_EQ(0, knob("/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N"));
-	ASSERT_EQ(0, knob("/sys/kernel/debug/failslab/verbose", "0"));
-	ASSERT_EQ(0, knob("/sys/kernel/debug/fail_page_alloc/verbose", "0"));
+	ASSERT_EQ(0, write_knob("/sys/kernel/debug/failslab/ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, write_knob("/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N"));
+	ASSERT_EQ(0, write_knob("/sys/kernel/debug/failslab/verbose", "0"));
+	ASSERT_EQ(0, write_knob("/sys/kernel/debug/fail_page_alloc/verbose", "0"));
 
 	ASSERT_EQ(0, vnet_setup(&net, 1));
 	c.ifindex = net.ifindex_b;

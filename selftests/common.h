@@ -379,6 +379,36 @@ static inline int count_rings(const struct vmak_ring_status *st, void *arg)
 	return 0;
 }
 
+/* Ring k of a ring set by mmap order: 0 RX, 1 TX, 2 FILL, 3 COMPLETION. */
+static const uint64_t ring_pgoff[4] = {
+	VMAK_PGOFF_RX_RING, VMAK_PGOFF_TX_RING, VMAK_PGOFF_FILL_RING,
+	VMAK_PGOFF_COMPLETION_RING,
+};
+
+static inline const struct vmak_ring_offset *
+ring_offset(const struct vmak_mmap_offsets *off, int k)
+{
+	return k == 0 ? &off->rx : k == 1 ? &off->tx : k == 2 ? &off->fr : &off->cr;
+}
+
+static inline size_t ring_desc_size(int k)
+{
+	return k == 0 ? sizeof(struct vmak_rx_desc) :
+	       k == 1 ? sizeof(struct vmak_tx_desc) : sizeof(uint64_t);
+}
+
+/* Write val to a sysfs/debugfs file; 0 or -1. */
+static inline int write_knob(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "we");
+	int err;
+
+	if (!f)
+		return -1;
+	err = fputs(val, f) < 0;
+	return fclose(f) || err ? -1 : 0;
+}
+
 /* Pages the module holds pinned (netlink info), ~0 on error. */
 static inline uint64_t module_pinned(void)
 {
