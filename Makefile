@@ -125,7 +125,7 @@ selftests: $(ST_BINS) $(HELPER_BINS)
 $(B)/%: selftests/helpers/%.c $(LIB_A)
 	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
 
-$(B)/selftests/%: selftests/%.c selftests/harness.h $(LIB_A)
+$(B)/selftests/%: selftests/%.c selftests/harness.h selftests/common.h selftests/fuzz.h $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Iselftests $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
 
