@@ -18,10 +18,11 @@
  * the socket asked for that.
  *
  * A device whose last socket left keeps its hook for hook_linger_ms (a
- * reaper work removes it), and a bind in that time takes it back. The
- * first netdev ingress hook in the system switches a static key, which
- * patches the receive path's code; a ring that opens and closes in a loop
- * would otherwise patch it on every cycle.
+ * reaper work removes it), and a bind in that time takes it back: adding
+ * and removing a hook rebuilds the device's hook array and frees the old
+ * one after a grace period, which a ring opened and closed in a loop
+ * would otherwise pay on every cycle. The static keys behind the hooks
+ * are held for the module's lifetime (vmak_keys_hold()).
  *
  * Writers (bind, rules, unbind, the netdev notifier, the reaper) hold
  * vmak_mutex; the hook reads under RCU. Flows and rules are freed after a
@@ -1256,9 +1257,43 @@ static struct notifier_block vmak_netdev_notifier = {
 	.notifier_call = vmak_netdev_event,
 };
 
+/*
+ * A netdev ingress hook runs behind two static keys: the core's ingress
+ * key (net_inc_ingress_queue) and netfilter's NETDEV/INGRESS key. The
+ * first such hook in the system enables them and the last one's removal
+ * disables them, and each switch rewrites the receive path's code,
+ * stopping every CPU by IPI while it does. A device deleted under traffic
+ * must lose its hook at once (no linger can help), and an application
+ * that opens its first ring should not stall every core of the machine.
+ * So the module takes a reference on both keys at load and drops them at
+ * unload: while it is loaded they never switch because of a ring or a
+ * device. A packet on a device without hooks pays one pointer test.
+ */
+static void vmak_keys_hold(void)
+{
+	net_inc_ingress_queue();
+#ifdef CONFIG_JUMP_LABEL
+	static_key_slow_inc(&nf_hooks_needed[NFPROTO_NETDEV][NF_NETDEV_INGRESS]);
+#endif
+}
+
+static void vmak_keys_drop(void)
+{
+#ifdef CONFIG_JUMP_LABEL
+	static_key_slow_dec(&nf_hooks_needed[NFPROTO_NETDEV][NF_NETDEV_INGRESS]);
+#endif
+	net_dec_ingress_queue();
+}
+
 int __init vmak_rx_init(void)
 {
-	return register_netdevice_notifier(&vmak_netdev_notifier);
+	int err;
+
+	vmak_keys_hold();
+	err = register_netdevice_notifier(&vmak_netdev_notifier);
+	if (err)
+		vmak_keys_drop();
+	return err;
 }
 
 /* Every socket is gone: only lingering devices remain. */
@@ -1274,4 +1309,5 @@ void vmak_rx_exit(void)
 	}
 	mutex_unlock(&vmak_mutex);
 	unregister_netdevice_notifier(&vmak_netdev_notifier);
+	vmak_keys_drop();
 }
