@@ -373,14 +373,16 @@ static int run_afxdp(void)
 	struct fring r = { .rx_peek = xk_rx_peek, .rx_done = xk_rx_done,
 			   .tx = xk_tx, .reap = xk_reap };
 	struct xsk_umem *umem;
-	struct xk x;
+	struct xk x = { 0 };	/* libxdp leaves the fill ring's cached_prod alone */
 	uint32_t idx;
 	int err;
 
 	r.priv = &x;
 	r.umem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (r.umem == MAP_FAILED)
+	if (r.umem == MAP_FAILED) {
+		perror("pingpong: afxdp: mmap");
 		return 1;
+	}
 	err = xsk_umem__create(&umem, r.umem, len, &x.fq, &x.cq, &ucfg);
 	if (!err)
 		err = xsk_socket__create(&x.xsk, dev, 0, umem, &x.rx, &x.tx, &scfg);
@@ -388,8 +390,10 @@ static int run_afxdp(void)
 		fprintf(stderr, "pingpong: afxdp: %s\n", strerror(-err));
 		return 1;
 	}
-	if (xsk_ring_prod__reserve(&x.fq, NRX, &idx) != NRX)
+	if (xsk_ring_prod__reserve(&x.fq, NRX, &idx) != NRX) {
+		fprintf(stderr, "pingpong: afxdp: cannot fill the FILL ring\n");
 		return 1;
+	}
 	for (uint32_t i = 0; i < NRX; i++)
 		*xsk_ring_prod__fill_addr(&x.fq, idx + i) = (uint64_t)i * CHUNK;
 	xsk_ring_prod__submit(&x.fq, NRX);

@@ -285,8 +285,9 @@ static int run_afxdp(void)
 	struct xsk_umem_config ucfg = {
 		.fill_size = 4096, .comp_size = 64, .frame_size = 2048,
 	};
-	struct xsk_ring_prod fq;
-	struct xsk_ring_cons cq, rx;
+	/* Zeroed: libxdp does not set every cached index. */
+	struct xsk_ring_prod fq = { 0 };
+	struct xsk_ring_cons cq = { 0 }, rx = { 0 };
 	struct xsk_umem *umem;
 	struct xsk_socket *xsk;
 	size_t len = 8192UL * 2048;

@@ -188,8 +188,9 @@ static int run_afxdp(void)
 		.fill_size = 2048, .comp_size = 4096, .frame_size = FSIZE,
 	};
 	size_t len = (size_t)NFRAMES * FSIZE;
-	struct xsk_ring_prod fq, tx;
-	struct xsk_ring_cons cq;
+	/* Zeroed: libxdp does not set every cached index. */
+	struct xsk_ring_prod fq = { 0 }, tx = { 0 };
+	struct xsk_ring_cons cq = { 0 };
 	struct xsk_umem *umem;
 	struct xsk_socket *xsk;
 	uint32_t flen, idx, n, next = 0, inflight = 0;
