@@ -1267,7 +1267,8 @@ static struct notifier_block vmak_netdev_notifier = {
  * that opens its first ring should not stall every core of the machine.
  * So the module takes a reference on both keys at load and drops them at
  * unload: while it is loaded they never switch because of a ring or a
- * device. A packet on a device without hooks pays one pointer test.
+ * device. A packet on a device without hooks pays two pointer tests
+ * (tc ingress, netfilter ingress).
  */
 static void vmak_keys_hold(void)
 {
