@@ -97,14 +97,38 @@ static const struct ubuf_info_ops vmak_tx_zc_ops = {
 
 /* ---- building frames -------------------------------------------------------- */
 
-static struct sk_buff *vmak_tx_alloc(struct net_device *dev, u32 linear)
+/*
+ * An skb with room for linear bytes. Its data comes from the socket's page
+ * fragment cache when it fits in a page: a kernel built with init_on_alloc
+ * (Debian's are) zeroes every kmalloc'ed skb head, which for a small frame
+ * costs more than the frame itself, while a fragment page is zeroed once
+ * and then reused as it stands while frames come and go. Called under
+ * tx_mutex (the cache's only user) with softirqs off.
+ */
+static struct sk_buff *vmak_tx_alloc(struct vmak_sock *vs,
+				     struct net_device *dev, u32 linear)
 {
-	int hr = LL_RESERVED_SPACE(dev);
+	u32 hr = LL_RESERVED_SPACE(dev), want = hr + linear + dev->needed_tailroom;
+	u32 size = SKB_DATA_ALIGN(want) +
+		   SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
 	struct sk_buff *skb;
+	void *data;
 
-	skb = alloc_skb(hr + linear + dev->needed_tailroom, GFP_ATOMIC);
-	if (skb)
-		skb_reserve(skb, hr);
+	if (size <= PAGE_SIZE) {
+		data = page_frag_alloc(&vs->tx_frags, size, GFP_ATOMIC);
+		if (!data)
+			return NULL;
+		skb = build_skb(data, size);
+		if (!skb) {
+			page_frag_free(data);
+			return NULL;
+		}
+	} else {
+		skb = alloc_skb(want, GFP_ATOMIC);
+		if (!skb)
+			return NULL;
+	}
+	skb_reserve(skb, hr);
 	return skb;
 }
 
@@ -123,7 +147,7 @@ static void vmak_tx_own(struct vmak_sock *vs, struct sk_buff *skb,
 static struct sk_buff *vmak_tx_copy(struct vmak_sock *vs, struct net_device *dev,
 				    const void *data, u32 len, u32 slot)
 {
-	struct sk_buff *skb = vmak_tx_alloc(dev, len);
+	struct sk_buff *skb = vmak_tx_alloc(vs, dev, len);
 
 	if (!skb)
 		return NULL;
@@ -148,7 +172,7 @@ static struct sk_buff *vmak_tx_zerocopy(struct vmak_sock *vs,
 	zc = kzalloc(sizeof(*zc), GFP_ATOMIC);
 	if (!zc)
 		return NULL;
-	skb = vmak_tx_alloc(dev, VMAK_TX_ZC_COPY);
+	skb = vmak_tx_alloc(vs, dev, VMAK_TX_ZC_COPY);
 	if (!skb) {
 		kfree(zc);
 		return NULL;
@@ -234,10 +258,11 @@ static bool vmak_tx_headers_ok(struct vmak_sock *vs, struct net_device *dev,
 static bool vmak_tx_tokens(struct vmak_sock *vs, struct net_device *dev,
 			   u32 len)
 {
-	u64 now = ktime_get_ns(), burst, need;
+	u64 now, burst, need;
 
 	if (!vs->rl.rate)
 		return true;
+	now = ktime_get_ns();
 	burst = vs->rl.max_burst_sz;
 	if (!burst)	/* two packets, or 10 ms of the rate: a software
 			 * pacer wakes late now and then, and must not lose
@@ -498,6 +523,8 @@ void vmak_tx_sock_release(struct vmak_sock *vs)
 
 void vmak_tx_sock_destruct(struct vmak_sock *vs)
 {
+	/* Frames still in flight hold their own page references. */
+	vmak_page_frag_drain(&vs->tx_frags);
 	kvfree(vs->cq_map);
 }
 

@@ -78,6 +78,7 @@ struct vmak_sock {
 	struct mutex tx_mutex;
 	bool tx_zc;			/* frames go out as UMEM page frags */
 	bool tx_raw;			/* CAP_NET_RAW at bind: no header check */
+	struct page_frag_cache tx_frags;	/* data of copied frames */
 	struct vmak_rate_limit rl;
 	u64 rl_bytes_per_sec;
 	u64 rl_tokens;

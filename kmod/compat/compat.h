@@ -28,6 +28,23 @@ static inline u64 vmak_skb_rx_tstamp_ns(const struct sk_buff *skb)
 }
 
 /*
+ * Give back what a page fragment cache holds of its current page. 6.12
+ * has it; before, the cache's fields (unchanged from 4.x to 6.12) say it.
+ */
+static inline void vmak_page_frag_drain(struct page_frag_cache *nc)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	page_frag_cache_drain(nc);
+#else
+	if (nc->va) {
+		__page_frag_cache_drain(virt_to_head_page(nc->va),
+					nc->pagecnt_bias);
+		nc->va = NULL;
+	}
+#endif
+}
+
+/*
  * 6.10 moved the zero-copy completion callback of struct ubuf_info into
  * struct ubuf_info_ops.
  */
