@@ -9,6 +9,9 @@
  * MODE: vmak-busy   vmak ring, busy-polling the RX ring
  *       vmak-poll   vmak ring, sleeping in poll() when empty
  *       vmak-mod    vmak-poll with wake moderation: 64 packets or 1 ms
+ *       vmak-ts     vmak-busy with software timestamps (VMAK_BIND_RX_TIMESTAMP),
+ *                   the one vmak mode that reads the clock per packet, as
+ *                   AF_PACKET does
  *       recvmmsg    kernel UDP socket, recvmmsg() batches of 64
  *       afpacket    AF_PACKET TPACKET_V3 ring (counts UDP to PORT)
  *       afxdp       AF_XDP socket in generic (SKB) mode, copy (libxdp)
@@ -112,7 +115,7 @@ static int udp_socket(void)
 	return fd;
 }
 
-static int run_vmak(const char *mode, int busy, int moderate,
+static int run_vmak(const char *mode, int busy, int moderate, int stamp,
 		    unsigned int nrules)
 {
 	struct vmak_ringset_config cfg;
@@ -125,6 +128,8 @@ static int run_vmak(const char *mode, int busy, int moderate,
 	cfg.ifindex = if_nametoindex(dev);
 	cfg.rx_size = cfg.fill_size = 4096;
 	cfg.umem_len = 8192ULL * 2048;
+	if (stamp)
+		cfg.bind_flags |= VMAK_BIND_RX_TIMESTAMP;
 	err = vmak_ringset_open(&rs, &cfg);
 	if (err) {
 		fprintf(stderr, "rxbench: ring set: %s\n", vmak_strerror(err));
@@ -367,18 +372,20 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!mode || !dev || !port) {
-		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-poll|vmak-mod|recvmmsg|"
+		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-ts|vmak-poll|vmak-mod|recvmmsg|"
 			"afpacket|afxdp -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
 			"[-r RULES] [-c CPU]\n");
 		return 2;
 	}
 	bench_pin(cpu);
 	if (!strcmp(mode, "vmak-busy"))
-		return run_vmak(mode, 1, 0, nrules);
+		return run_vmak(mode, 1, 0, 0, nrules);
+	if (!strcmp(mode, "vmak-ts"))
+		return run_vmak(mode, 1, 0, 1, nrules);
 	if (!strcmp(mode, "vmak-poll"))
-		return run_vmak(mode, 0, 0, nrules);
+		return run_vmak(mode, 0, 0, 0, nrules);
 	if (!strcmp(mode, "vmak-mod"))
-		return run_vmak(mode, 0, 1, nrules);
+		return run_vmak(mode, 0, 1, 0, nrules);
 	if (!strcmp(mode, "recvmmsg"))
 		return run_recvmmsg();
 	if (!strcmp(mode, "afpacket"))

@@ -313,7 +313,11 @@ static enum vmak_verdict vmak_rx_copy(struct vmak_sock *vs,
 		addr = (addr & ~((u64)umem->chunk_size - 1)) + umem->headroom;
 		frame = umem->kaddr + addr;
 
-		if (nseg == 1) {
+		if (nseg == 1 && flen <= VMAK_COPY_SMALL &&
+		    skb_headlen(skb) >= p->len) {
+			/* linear: from the link-layer header on */
+			vmak_copy_small(frame, skb->data - p->mac_len, flen);
+		} else if (nseg == 1) {
 			skb_copy_bits(skb, -(int)p->mac_len, frame,
 				      p->mac_len + p->len);
 		} else {
@@ -524,8 +528,8 @@ static unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 			struct vmak_rule_obj *r = ent->rule;
 			struct vmak_sock *vs = r->vs;
 			enum vmak_verdict v;
+			bool wake, stamp;
 			u64 posted;
-			bool wake;
 			u16 q;
 
 			/* A ring without RX takes nothing: its socket rules
@@ -542,11 +546,14 @@ static unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 				continue;
 			}
 			applied = true;
-			if (!now)
+			/* The clock is read once, and only if a ring asks. */
+			stamp = vs->bind_flags & VMAK_BIND_RX_TIMESTAMP;
+			if (stamp && !now)
 				now = vmak_rx_tstamp(skb);
 			spin_lock(&vs->rx_lock);
 			posted = vs->stats.rx_packets;
-			v = vmak_rx_copy(vs, skb, &p, r->cookie, q, hash, now);
+			v = vmak_rx_copy(vs, skb, &p, r->cookie, q, hash,
+					 stamp ? now : 0);
 			wake = false;
 			if (v == VMAK_TAKEN) {
 				taken = true;

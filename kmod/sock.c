@@ -344,7 +344,7 @@ static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
 	flags = sv->svmak_flags;
 	if (flags & ~(VMAK_BIND_SHARED_UMEM | VMAK_BIND_SW_QUEUE |
 		      VMAK_BIND_PASS_ON_DROP | VMAK_BIND_TX_COPY |
-		      VMAK_BIND_TX_ZEROCOPY))
+		      VMAK_BIND_TX_ZEROCOPY | VMAK_BIND_RX_TIMESTAMP))
 		return -EINVAL;
 	if ((flags & VMAK_BIND_TX_COPY) && (flags & VMAK_BIND_TX_ZEROCOPY))
 		return -EINVAL;

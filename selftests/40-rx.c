@@ -69,7 +69,7 @@ FIXTURE_SETUP(rx)
 	ASSERT_EQ(0, vnet_setup(&self->net, 1));
 	ASSERT_EQ(0, ringset_for(&self->rs, self->net.ifindex_b, variant->ring,
 				 variant->chunk, variant->headroom,
-				 VMAK_QUEUE_ANY, 0));
+				 VMAK_QUEUE_ANY, VMAK_BIND_RX_TIMESTAMP));
 	ASSERT_EQ(variant->ring, vmak_ringset_fill(&self->rs, 0, variant->ring));
 	self->udp = variant->v6 ? udp_bound(AF_INET6, ADDR6_B, PORT) :
 				  udp_bound(AF_INET, ADDR_B, PORT);
@@ -185,6 +185,25 @@ TEST_F(rx, payloads_in_order_with_cookie_and_timestamp)
 	if (res.got < s.count)
 		TH_LOG("%u of %u dropped on a full ring (slow reader)",
 		       s.count - res.got, s.count);
+}
+
+/* Software timestamps are asked for at bind; without the flag ts_sw is 0. */
+TEST_F(rx, no_timestamp_unless_asked)
+{
+	struct send_spec s = spec_for(&self->net, variant->v6, 20);
+	struct rx_result res = {};
+	struct vmak_ringset rs2;
+
+	ASSERT_EQ(0, ringset_for(&rs2, self->net.ifindex_b, 64, 2048, 0,
+				 VMAK_QUEUE_ANY, 0));
+	ASSERT_EQ(64, vmak_ringset_fill(&rs2, 0, 64));
+	ASSERT_EQ(0, vmak_rule_add_socket(rs2.fd, self->udp, 3));
+	ASSERT_EQ(0, sender_wait(sender_start(&s)));
+	rx_drain(&rs2, 20, 2000, 3, &s, &res);
+	EXPECT_EQ(20, res.got);
+	EXPECT_EQ(0, res.bad);
+	EXPECT_EQ(0, res.ts_max);
+	vmak_ringset_close(&rs2);
 }
 
 TEST_F(rx, epoll_reports_the_ring)

@@ -10,6 +10,13 @@
 #include <linux/version.h>
 #include <linux/skbuff.h>
 
+/* 6.12 moved the unaligned access helpers out of asm/. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
 /*
  * The software receive timestamp of an skb in CLOCK_REALTIME ns, or 0
  * when it has none (or holds a delivery time in another clock).
