@@ -313,10 +313,9 @@ static enum vmak_verdict vmak_rx_copy(struct vmak_sock *vs,
 		addr = (addr & ~((u64)umem->chunk_size - 1)) + umem->headroom;
 		frame = umem->kaddr + addr;
 
-		if (nseg == 1 && flen <= VMAK_COPY_SMALL &&
-		    skb_headlen(skb) >= p->len) {
+		if (nseg == 1 && skb_headlen(skb) >= p->len) {
 			/* linear: from the link-layer header on */
-			vmak_copy_small(frame, skb->data - p->mac_len, flen);
+			vmak_copy_frame(frame, skb->data - p->mac_len, flen);
 		} else if (nseg == 1) {
 			skb_copy_bits(skb, -(int)p->mac_len, frame,
 				      p->mac_len + p->len);

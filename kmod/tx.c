@@ -151,10 +151,7 @@ static struct sk_buff *vmak_tx_copy(struct vmak_sock *vs, struct net_device *dev
 
 	if (!skb)
 		return NULL;
-	if (len <= VMAK_COPY_SMALL)
-		vmak_copy_small(skb_put(skb, len), data, len);
-	else
-		skb_put_data(skb, data, len);
+	vmak_copy_frame(skb_put(skb, len), data, len);
 	skb_shinfo(skb)->destructor_arg = (void *)(uintptr_t)slot;
 	vmak_tx_own(vs, skb, vmak_tx_destruct);
 	return skb;

@@ -92,20 +92,25 @@ struct vmak_sock {
 };
 
 /*
- * Frames up to this size are copied by vmak_copy_small(), not memcpy().
+ * Frames up to this size are copied eight bytes at a time, not by memcpy().
  * A typical market-data or telemetry datagram is well under it.
  */
 #define VMAK_COPY_SMALL		256
 
 /*
- * Copy a small frame eight bytes at a time. x86 memcpy() is a string move
- * (rep movsb) on CPUs with ERMS, whose start-up cost is larger than a
- * short copy; without FSRM that holds on hardware, and under emulation
- * the move runs a byte per step. Measured in the benchmark VM: +3% RX
- * pps at 64 bytes (Documentation/performance.rst).
+ * Copy a frame between flat buffers (RX: linear skb data into a chunk; TX:
+ * a chunk into a new skb). x86 memcpy() is a string move (rep movsb) on
+ * CPUs with ERMS, whose start-up cost is larger than a short copy; without
+ * FSRM that holds on hardware, and under emulation the move runs a byte
+ * per step. Measured in the benchmark VM: +3% RX pps at 64 bytes
+ * (Documentation/design-notes.md).
  */
-static inline void vmak_copy_small(u8 *dst, const u8 *src, u32 len)
+static inline void vmak_copy_frame(u8 *dst, const u8 *src, u32 len)
 {
+	if (len > VMAK_COPY_SMALL) {
+		memcpy(dst, src, len);
+		return;
+	}
 	for (; len >= 8; len -= 8, src += 8, dst += 8)
 		put_unaligned(get_unaligned((const u64 *)src), (u64 *)dst);
 	for (; len; len--)
