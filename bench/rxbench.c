@@ -15,9 +15,14 @@
  *       recvmmsg    kernel UDP socket, recvmmsg() batches of 64
  *       afpacket    AF_PACKET TPACKET_V3 ring (counts UDP to PORT)
  *       afxdp       AF_XDP socket in generic (SKB) mode, copy (libxdp)
+ *       sink        no receiver: counts packets arriving at DEV (the
+ *                   caller drops them), the sender's ceiling
  *
  * -r N installs N extra raw vmak rules (other ports) before measuring.
- * Prints one line: "MODE pps N packets N seconds S".
+ * Prints one line: "MODE pps N packets N seconds S", then what the window
+ * cost: "arrived" (pps arriving at DEV), "busy0 busy1" (percent of vCPUs 0
+ * and 1 not idle) and "ipi" (RPS IPIs received, all CPUs, per arriving
+ * packet; softnet_stat).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -59,11 +64,72 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* What the machine did up to a moment: read at both ends of the window. */
+struct usage {
+	uint64_t arrived;	/* rx_packets of the device */
+	uint64_t idle[2];	/* idle and iowait ticks of vCPUs 0 and 1 */
+	uint64_t ipis;		/* RPS IPIs received, all CPUs */
+};
+
+static uint64_t rx_packets(void)
+{
+	char path[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", dev);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%llu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+static void usage_read(struct usage *u)
+{
+	unsigned long long t[5];
+	char line[512];
+	unsigned int cpu;
+	FILE *f;
+
+	memset(u, 0, sizeof(*u));
+	u->arrived = rx_packets();
+	f = fopen("/proc/stat", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		/*
+		 * cpuN user nice system idle iowait ...: the busy columns are
+		 * sampled by the tick, which a tickless idle CPU woken for
+		 * short softirqs skews; idle time is measured, so busy is the
+		 * window less idle.
+		 */
+		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu", &cpu,
+			   &t[0], &t[1], &t[2], &t[3], &t[4]) != 6 || cpu > 1)
+			continue;
+		u->idle[cpu] = t[3] + t[4];
+	}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/net/softnet_stat", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned int v[10];
+
+		/* the tenth column counts RPS IPIs received */
+		if (sscanf(line, "%x %x %x %x %x %x %x %x %x %x", &v[0], &v[1], &v[2],
+			   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) == 10)
+			u->ipis += v[9];
+	}
+	if (f)
+		fclose(f);
+}
+
 /* The measuring window: counts between warmup and warmup + secs. */
 struct window {
 	double start, begin, end;
 	uint64_t at_begin, count;
 	int state;	/* 0 warming up, 1 measuring, 2 done */
+	struct usage u0, u1;
 };
 
 /* Set up: tell the runner to start sending, then warm up and measure. */
@@ -84,10 +150,12 @@ static int window_tick(struct window *w, uint64_t count)
 		w->state = 1;
 		w->begin = t;
 		w->at_begin = count;
+		usage_read(&w->u0);
 	} else if (w->state == 1 && t - w->begin >= secs) {
 		w->state = 2;
 		w->end = t;
 		w->count = count - w->at_begin;
+		usage_read(&w->u1);
 		return 0;
 	}
 	return 1;
@@ -95,10 +163,30 @@ static int window_tick(struct window *w, uint64_t count)
 
 static void report(const char *mode, struct window *w)
 {
-	double s = w->end - w->begin;
+	double s = w->end - w->begin, ticks = s * sysconf(_SC_CLK_TCK);
+	uint64_t arrived = w->u1.arrived - w->u0.arrived;
 
-	printf("%s pps %.0f packets %llu seconds %.3f\n", mode,
-	       s > 0 ? w->count / s : 0, (unsigned long long)w->count, s);
+	if (s <= 0)
+		s = ticks = 1;
+	printf("%s pps %.0f packets %llu seconds %.3f\n", mode, w->count / s,
+	       (unsigned long long)w->count, s);
+	printf("arrived %.0f busy0 %.0f busy1 %.0f ipi %.2f\n", arrived / s,
+	       100 - 100 * (w->u1.idle[0] - w->u0.idle[0]) / ticks,
+	       100 - 100 * (w->u1.idle[1] - w->u0.idle[1]) / ticks,
+	       arrived ? (double)(w->u1.ipis - w->u0.ipis) / arrived : 0);
+}
+
+/* No receiver: the window over the packets arriving at the device. */
+static int run_sink(void)
+{
+	struct window w;
+
+	window_init(&w);
+	do
+		usleep(10000);
+	while (window_tick(&w, rx_packets()));
+	report("sink", &w);
+	return 0;
 }
 
 static int udp_socket(void)
@@ -373,7 +461,7 @@ int main(int argc, char **argv)
 	}
 	if (!mode || !dev || !port) {
 		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-ts|vmak-poll|vmak-mod|recvmmsg|"
-			"afpacket|afxdp -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
+			"afpacket|afxdp|sink -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
 			"[-r RULES] [-c CPU]\n");
 		return 2;
 	}
@@ -388,6 +476,8 @@ int main(int argc, char **argv)
 		return run_vmak(mode, 0, 1, 0, nrules);
 	if (!strcmp(mode, "recvmmsg"))
 		return run_recvmmsg();
+	if (!strcmp(mode, "sink"))
+		return run_sink();
 	if (!strcmp(mode, "afpacket"))
 		return run_afpacket();
 #ifdef HAVE_LIBXDP
