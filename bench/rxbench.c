@@ -166,10 +166,10 @@ static void report(const char *mode, struct window *w)
 	double s = w->end - w->begin, ticks = s * sysconf(_SC_CLK_TCK);
 	uint64_t arrived = w->u1.arrived - w->u0.arrived;
 
-	if (s <= 0)
-		s = ticks = 1;
-	printf("%s pps %.0f packets %llu seconds %.3f\n", mode, w->count / s,
-	       (unsigned long long)w->count, s);
+	printf("%s pps %.0f packets %llu seconds %.3f\n", mode,
+	       s > 0 ? w->count / s : 0, (unsigned long long)w->count, s);
+	if (s <= 0)	/* the window never closed: nothing was measured */
+		return;
 	printf("arrived %.0f busy0 %.0f busy1 %.0f ipi %.2f\n", arrived / s,
 	       100 - 100 * (w->u1.idle[0] - w->u0.idle[0]) / ticks,
 	       100 - 100 * (w->u1.idle[1] - w->u0.idle[1]) / ticks,
