@@ -10,9 +10,8 @@
 #include <linux/module.h>
 #include <linux/net.h>
 #include <linux/socket.h>
-#include <net/genetlink.h>
-
 #include <linux/workqueue.h>
+#include <net/genetlink.h>
 
 #include "vmak.h"
 
@@ -49,7 +48,7 @@ static int __init vmak_init(void)
 	if (!vmak_wq)
 		return -ENOMEM;
 
-	err = vmak_rx_init();
+	err = vmak_dev_init();
 	if (err)
 		goto err_wq;
 
@@ -67,7 +66,7 @@ static int __init vmak_init(void)
 err_sock:
 	vmak_sock_exit();
 err_rx:
-	vmak_rx_exit();
+	vmak_dev_exit();
 err_wq:
 	destroy_workqueue(vmak_wq);
 	return err;
@@ -77,7 +76,7 @@ static void __exit vmak_exit(void)
 {
 	vmak_genl_exit();
 	vmak_sock_exit();
-	vmak_rx_exit();
+	vmak_dev_exit();
 	/* RCU callbacks free rules and queue device and UMEM releases. */
 	rcu_barrier();
 	destroy_workqueue(vmak_wq);

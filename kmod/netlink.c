@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The "vmak" generic netlink family (Documentation/netlink/vmak.yaml):
+ * The "vmak" generic netlink family (Documentation/netlink/specs/vmak.yaml):
  * module info, ring get/dump/set, rule dump, ring notifications.
  *
  * Every vmak socket is a ring with a system-wide id, kept in vmak_rings
@@ -188,7 +188,7 @@ static int vmak_nl_put_stats(struct sk_buff *msg, struct vmak_sock *vs)
 
 static u32 vmak_q_entries(struct vmak_queue **slot)
 {
-	struct vmak_queue *q = smp_load_acquire(slot);
+	struct vmak_queue *q = vmak_sock_queue(slot);
 
 	return q ? q->nentries : 0;
 }
@@ -231,6 +231,7 @@ static int vmak_nl_fill_ring(struct sk_buff *msg, struct vmak_sock *vs,
 	if (cmd == VMAK_CMD_RING_DELETE_NTF)
 		goto out;
 
+	/* pairs with smp_store_release() in __vmak_setsockopt() */
 	umem = smp_load_acquire(&vs->umem);
 	if (nla_put_u32(msg, VMAK_A_RING_RX_SIZE, vmak_q_entries(&vs->rx)) ||
 	    nla_put_u32(msg, VMAK_A_RING_TX_SIZE, vmak_q_entries(&vs->tx)) ||
@@ -652,7 +653,8 @@ static struct genl_family vmak_genl_family __ro_after_init = {
 int __init vmak_genl_init(void)
 {
 	/* The uapi enums are generated from the spec; the socket ABI has
-	 * its own names for the same values. */
+	 * its own names for the same values.
+	 */
 	BUILD_BUG_ON(VMAK_RING_STATE_READY != VMAK_STATE_READY ||
 		     VMAK_RING_STATE_BOUND != VMAK_STATE_BOUND ||
 		     VMAK_RING_STATE_UNBOUND != VMAK_STATE_UNBOUND);

@@ -1,26 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Single-producer/single-consumer rings shared with user space.
- *
- * Memory-ordering contract (the library mirrors it in
- * lib/include/vmak/ring.h with __atomic acquire/release):
- *
- *   producer                          consumer
- *   --------                          --------
- *   load_acquire(consumer)    (A)     load_acquire(producer)     (C)
- *   if there is room:                 if there are entries:
- *     write descriptors                 read descriptors
- *     store_release(producer) (B)       store_release(consumer)  (D)
- *
- * B pairs with C: a consumer that sees the new producer index sees the
- * descriptors written before it. D pairs with A: a producer that sees the
- * new consumer index knows the consumer is done reading the slots it
- * reuses. Each side caches the other's index and reloads it only when the
- * cached value says the ring is full (producer) or empty (consumer).
+ * Single-producer/single-consumer rings shared with user space: the
+ * kernel's half of the ring contract drawn in uapi/linux/vmak.h ("Ring
+ * memory ordering"). Barriers are tagged with its letters A-D; the library
+ * implements the user half (lib/include/vmak/ring.h).
  *
  * The kernel is the consumer of FILL and TX and the producer of RX and
  * COMPLETION. Everything read from a ring written by user space is
- * untrusted; callers validate each descriptor.
+ * untrusted; callers validate each descriptor. This file is the only kernel
+ * code that touches a ring's producer, consumer or flags words.
  */
 #ifndef _VMAK_RING_H
 #define _VMAK_RING_H
@@ -69,7 +57,8 @@ static inline u32 vmak_q_peek(struct vmak_queue *q)
 	q->cached_prod = smp_load_acquire(&q->ring->producer); /* C, matches B */
 	n = q->cached_prod - q->cached_cons;
 	/* A producer index further ahead than the ring is a lie: cap it, so
-	 * one packet never walks more than a ring's worth of entries. */
+	 * one packet never walks more than a ring's worth of entries.
+	 */
 	if (unlikely(n > q->nentries)) {
 		q->cached_prod = q->cached_cons + q->nentries;
 		n = q->nentries;
@@ -103,7 +92,8 @@ static inline u32 vmak_q_free(struct vmak_queue *q)
 	q->cached_cons = smp_load_acquire(&q->ring->consumer); /* A, matches D */
 	used = q->cached_prod - q->cached_cons;
 	/* A consumer index ahead of the producer is a lie: the ring counts
-	 * as full until user space puts it back. */
+	 * as full until user space puts it back.
+	 */
 	return used < q->nentries ? q->nentries - used : 0;
 }
 
@@ -118,10 +108,39 @@ static inline void vmak_q_submit(struct vmak_queue *q)
 	smp_store_release(&q->ring->producer, q->cached_prod); /* B, matches C */
 }
 
-/* Entries user space has not consumed yet (producer-side view). */
-static inline u32 vmak_q_pending(struct vmak_queue *q)
+/*
+ * Publish the producer index idx, reserved earlier and finished out of
+ * order (COMPLETION: frames complete in any order; the caller moves idx
+ * over the finished prefix only).
+ */
+static inline void vmak_q_publish(struct vmak_queue *q, u32 idx)
 {
-	return q->cached_prod - READ_ONCE(q->ring->consumer);
+	smp_store_release(&q->ring->producer, idx); /* B, matches C */
+}
+
+/* ---- poll-side peeks ---- */
+
+/*
+ * No barriers are needed in these: they read no descriptor, and a stale
+ * answer only makes poll() look again after the next wakeup.
+ */
+
+/* Has the producer posted entries the consumer has not taken? */
+static inline bool vmak_q_nonempty_peek(const struct vmak_queue *q)
+{
+	return READ_ONCE(q->ring->producer) != READ_ONCE(q->ring->consumer);
+}
+
+/* Has the producer room for one more entry? */
+static inline bool vmak_q_room_peek(const struct vmak_queue *q)
+{
+	return READ_ONCE(q->ring->producer) - READ_ONCE(q->ring->consumer) <
+	       q->nentries;
+}
+
+static inline bool vmak_q_flag_peek(const struct vmak_queue *q, u32 flag)
+{
+	return READ_ONCE(q->ring->flags) & flag;
 }
 
 static inline void vmak_q_set_flag(struct vmak_queue *q, u32 flag)

@@ -20,6 +20,7 @@ static struct proto vmak_proto = {
 	.obj_size	= sizeof(struct vmak_sock),
 };
 
+/* Not const: vmak_sock_init() writes the family number, known at load. */
 static struct proto_ops vmak_ops __ro_after_init;
 
 bool vmak_is_vmak_socket(const struct socket *sock)
@@ -108,6 +109,10 @@ static int __vmak_setsockopt(struct socket *sock, int level, int optname,
 			if (IS_ERR(umem))
 				err = PTR_ERR(umem);
 			else
+				/* pairs with smp_load_acquire() in
+				 * vmak_nl_fill_ring() and
+				 * vmak_bind_shared_umem()
+				 */
 				smp_store_release(&vs->umem, umem);
 		}
 		mutex_unlock(&vs->mutex);
@@ -127,8 +132,7 @@ static int __vmak_setsockopt(struct socket *sock, int level, int optname,
 		} else {
 			q = vmak_queue_create(val, vmak_ring_desc_size(optname));
 			err = PTR_ERR_OR_ZERO(q);
-			/* mmap reads the slot without the mutex: publish last. */
-			if (!err)
+			if (!err)	/* publish last; pairs with vmak_sock_queue() */
 				smp_store_release(slot, q);
 		}
 		mutex_unlock(&vs->mutex);
@@ -327,13 +331,41 @@ static int vmak_getsockopt(struct socket *sock, int level, int optname,
 	return 0;
 }
 
+/*
+ * The UMEM of the ring set behind fd, with a reference for a socket that
+ * has none of its own (VMAK_BIND_SHARED_UMEM). The other socket's UMEM
+ * only goes away with it, and we hold the file while we take ours.
+ */
+static struct vmak_umem *vmak_bind_shared_umem(struct vmak_sock *vs, int fd,
+					       int *err)
+{
+	struct vmak_umem *umem = NULL;
+	struct socket *other;
+
+	if (vs->umem) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	other = sockfd_lookup(fd, err);
+	if (!other)
+		return NULL;
+	if (vmak_is_vmak_socket(other) && other->sk != &vs->sk)
+		/* pairs with smp_store_release() in __vmak_setsockopt() */
+		umem = smp_load_acquire(&vmak_sk(other->sk)->umem);
+	if (umem)
+		vmak_umem_get(umem);
+	else
+		*err = -EBADF;
+	sockfd_put(other);
+	return umem;
+}
+
 static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
 {
 	struct sockaddr_vmak *sv = (struct sockaddr_vmak *)addr;
 	struct vmak_sock *vs = vmak_sk(sock->sk);
 	struct vmak_umem *shared = NULL;
 	struct net_device *dev;
-	struct socket *other;
 	u16 flags;
 	int err;
 
@@ -342,9 +374,7 @@ static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
 	if (sv->svmak_family != vmak_family)
 		return -EINVAL;
 	flags = sv->svmak_flags;
-	if (flags & ~(VMAK_BIND_SHARED_UMEM | VMAK_BIND_SW_QUEUE |
-		      VMAK_BIND_PASS_ON_DROP | VMAK_BIND_TX_COPY |
-		      VMAK_BIND_TX_ZEROCOPY | VMAK_BIND_RX_TIMESTAMP))
+	if (flags & ~VMAK_BIND_FLAGS_ALL)
 		return -EINVAL;
 	if ((flags & VMAK_BIND_TX_COPY) && (flags & VMAK_BIND_TX_ZEROCOPY))
 		return -EINVAL;
@@ -363,23 +393,9 @@ static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
 	}
 
 	if (flags & VMAK_BIND_SHARED_UMEM) {
-		if (vs->umem) {
-			err = -EINVAL;
+		shared = vmak_bind_shared_umem(vs, sv->svmak_shared_umem_fd, &err);
+		if (!shared)
 			goto out_unlock;
-		}
-		other = sockfd_lookup(sv->svmak_shared_umem_fd, &err);
-		if (!other)
-			goto out_unlock;
-		if (!vmak_is_vmak_socket(other) || other->sk == sock->sk ||
-		    !READ_ONCE(vmak_sk(other->sk)->umem)) {
-			sockfd_put(other);
-			err = -EBADF;
-			goto out_unlock;
-		}
-		/* The other socket's UMEM only goes away with it; we hold it. */
-		shared = READ_ONCE(vmak_sk(other->sk)->umem);
-		vmak_umem_get(shared);
-		sockfd_put(other);
 	} else if (!vs->umem || sv->svmak_shared_umem_fd) {
 		err = -EINVAL;
 		goto out_unlock;
@@ -427,16 +443,16 @@ static int vmak_mmap(struct file *file, struct socket *sock,
 
 	switch (offset) {
 	case VMAK_PGOFF_RX_RING:
-		q = smp_load_acquire(&vs->rx);
+		q = vmak_sock_queue(&vs->rx);
 		break;
 	case VMAK_PGOFF_TX_RING:
-		q = smp_load_acquire(&vs->tx);
+		q = vmak_sock_queue(&vs->tx);
 		break;
 	case VMAK_PGOFF_FILL_RING:
-		q = smp_load_acquire(&vs->fq);
+		q = vmak_sock_queue(&vs->fq);
 		break;
 	case VMAK_PGOFF_COMPLETION_RING:
-		q = smp_load_acquire(&vs->cq);
+		q = vmak_sock_queue(&vs->cq);
 		break;
 	default:
 		return -EINVAL;
@@ -450,17 +466,17 @@ static int vmak_mmap(struct file *file, struct socket *sock,
 
 static bool vmak_rx_ready(struct vmak_sock *vs)
 {
-	struct vmak_queue *rx = READ_ONCE(vs->rx);
+	struct vmak_queue *rx = vmak_sock_queue(&vs->rx);
 
-	return rx && READ_ONCE(rx->ring->producer) != READ_ONCE(rx->ring->consumer);
+	return rx && vmak_q_nonempty_peek(rx);
 }
 
 /* A kick from user space: the FILL ring has chunks again. */
 static void vmak_kick_rx(struct vmak_sock *vs)
 {
-	struct vmak_queue *fq = READ_ONCE(vs->fq);
+	struct vmak_queue *fq = vmak_sock_queue(&vs->fq);
 
-	if (fq && (READ_ONCE(fq->ring->flags) & VMAK_RING_NEED_WAKEUP)) {
+	if (fq && vmak_q_flag_peek(fq, VMAK_RING_NEED_WAKEUP)) {
 		spin_lock_bh(&vs->rx_lock);
 		if (vmak_q_peek(fq))
 			vmak_q_clear_flag(fq, VMAK_RING_NEED_WAKEUP);
@@ -471,10 +487,9 @@ static void vmak_kick_rx(struct vmak_sock *vs)
 /* The TX ring has room for user space to produce into. */
 static bool vmak_tx_room(struct vmak_sock *vs)
 {
-	struct vmak_queue *tx = smp_load_acquire(&vs->tx);
+	struct vmak_queue *tx = vmak_sock_queue(&vs->tx);
 
-	return tx && READ_ONCE(tx->ring->producer) -
-		     READ_ONCE(tx->ring->consumer) < tx->nentries;
+	return tx && vmak_q_room_peek(tx);
 }
 
 static __poll_t vmak_poll(struct file *file, struct socket *sock,
@@ -563,7 +578,8 @@ static int vmak_release(struct socket *sock)
 	vmak_tx_sock_release(vs);
 	vmak_ring_unregister(vs);
 	/* Empty after unbind. Here, not in the destructor: that runs in
-	 * softirq (RCU), and the rules' lock is taken with softirqs on. */
+	 * softirq (RCU), and the rules' lock is taken with softirqs on.
+	 */
 	xa_destroy(&vs->rules);
 
 	sock_orphan(sk);

@@ -57,7 +57,7 @@ static void vmak_cq_complete(struct vmak_sock *vs, u32 slot)
 	}
 	if (prod != vs->cq_done) {
 		vs->cq_done = prod;
-		smp_store_release(&cq->ring->producer, prod);
+		vmak_q_publish(cq, prod);
 	}
 	spin_unlock_irqrestore(&vs->cq_lock, flags);
 }
@@ -199,7 +199,8 @@ static struct sk_buff *vmak_tx_zerocopy(struct vmak_sock *vs,
 #endif
 	refcount_set(&zc->ubuf.refcnt, 1);
 	/* ZEROCOPY_FRAG: whoever keeps the data (a local receiver, a tap)
-	 * copies it first and the callback runs then. */
+	 * copies it first and the callback runs then.
+	 */
 	zc->ubuf.flags = SKBFL_ZEROCOPY_FRAG;
 	zc->vs = vs;
 	zc->slot = slot;
@@ -266,7 +267,8 @@ static bool vmak_tx_tokens(struct vmak_sock *vs, struct net_device *dev,
 	burst = vs->rl.max_burst_sz;
 	if (!burst)	/* two packets, or 10 ms of the rate: a software
 			 * pacer wakes late now and then, and must not lose
-			 * the time it slept through */
+			 * the time it slept through
+			 */
 		burst = max_t(u64, 2 * (vs->rl.typical_pkt_sz ?:
 					dev->mtu + dev->hard_header_len),
 			      vs->rl_bytes_per_sec / 100);
@@ -368,7 +370,8 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
 		return VMAK_TX_DONE;
 	}
 	/* Checked in the copy (the headers are always in the linear part):
-	 * user space may rewrite the chunk at any time. */
+	 * user space may rewrite the chunk at any time.
+	 */
 	if (!vs->tx_raw &&
 	    !vmak_tx_headers_ok(vs, dev, skb->data, skb_headlen(skb))) {
 		st->tx_header_drop++;
@@ -381,7 +384,8 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
 	skb_reset_mac_header(skb);
 	skb->protocol = eth_hdr(skb)->h_proto;
 	/* The device may be unregistering under us (we only hold RCU): it
-	 * then has no TX queues left, and the frame goes nowhere. */
+	 * then has no TX queues left, and the frame goes nowhere.
+	 */
 	ntxq = READ_ONCE(dev->real_num_tx_queues);
 	if (unlikely(!ntxq)) {
 		st->tx_error++;
@@ -413,7 +417,7 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
  */
 int vmak_tx_run(struct vmak_sock *vs)
 {
-	struct vmak_queue *tx = smp_load_acquire(&vs->tx), *cq;
+	struct vmak_queue *tx = vmak_sock_queue(&vs->tx), *cq;
 	struct net_device *dev;
 	struct vmak_tx_desc d;
 	u32 slot, batch = 0, budget;
@@ -422,7 +426,8 @@ int vmak_tx_run(struct vmak_sock *vs)
 	if (!tx)
 		return -ENOBUFS;
 	/* A ring's worth per kick: a producer index that keeps running
-	 * ahead (user space lying) cannot hold the CPU. */
+	 * ahead (user space lying) cannot hold the CPU.
+	 */
 	budget = tx->nentries;
 	mutex_lock(&vs->tx_mutex);
 	rcu_read_lock();

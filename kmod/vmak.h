@@ -50,7 +50,7 @@ struct vmak_sock {
 	int state;			/* VMAK_STATE_*; written under vmak_mutex */
 	struct vmak_umem *umem;
 	struct vmak_queue *rx, *tx, *fq, *cq;
-	spinlock_t rx_lock;
+	spinlock_t rx_lock;		/* see the lock order above */
 
 	/* bound device: valid while state == VMAK_STATE_BOUND */
 	struct vmak_dev *vdev;
@@ -74,7 +74,8 @@ struct vmak_sock {
 	struct hrtimer mod_timer;	/* holds a socket reference when armed */
 
 	/* TX (tx.c): the TX consumer, COMPLETION reservations, tx_* stats
-	 * and the rate limiter, under tx_mutex */
+	 * and the rate limiter, under tx_mutex
+	 */
 	struct mutex tx_mutex;
 	bool tx_zc;			/* frames go out as UMEM page frags */
 	bool tx_raw;			/* CAP_NET_RAW at bind: no header check */
@@ -92,6 +93,22 @@ struct vmak_sock {
 };
 
 /*
+ * A ring of vs (&vs->rx, ...), or NULL before setsockopt() made it. Rings
+ * are created under vs->mutex and never freed before the socket, but mmap,
+ * poll, kicks and netlink read them without that mutex.
+ */
+static inline struct vmak_queue *vmak_sock_queue(struct vmak_queue **slot)
+{
+	/* pairs with smp_store_release() in __vmak_setsockopt() */
+	return smp_load_acquire(slot);
+}
+
+/* Every bind flag this module knows; others are refused. */
+#define VMAK_BIND_FLAGS_ALL	(VMAK_BIND_SHARED_UMEM | VMAK_BIND_SW_QUEUE | \
+				 VMAK_BIND_PASS_ON_DROP | VMAK_BIND_TX_COPY | \
+				 VMAK_BIND_TX_ZEROCOPY | VMAK_BIND_RX_TIMESTAMP)
+
+/*
  * Frames up to this size are copied eight bytes at a time, not by memcpy().
  * A typical market-data or telemetry datagram is well under it.
  */
@@ -103,7 +120,7 @@ struct vmak_sock {
  * CPUs with ERMS, whose start-up cost is larger than a short copy; without
  * FSRM that holds on hardware, and under emulation the move runs a byte
  * per step. Measured in the benchmark VM: +3% RX pps at 64 bytes
- * (Documentation/design-notes.md).
+ * (Documentation/design-notes.rst).
  */
 static inline void vmak_copy_frame(u8 *dst, const u8 *src, u32 len)
 {
@@ -119,7 +136,7 @@ static inline void vmak_copy_frame(u8 *dst, const u8 *src, u32 len)
 
 static inline struct vmak_sock *vmak_sk(struct sock *sk)
 {
-	return (struct vmak_sock *)sk;
+	return container_of(sk, struct vmak_sock, sk);
 }
 
 /* A flow key; hashed as u32 words: size a multiple of 4, holes zeroed. */
@@ -154,33 +171,39 @@ extern unsigned int vmak_hook_linger_ms;
 int vmak_sock_init(void);
 void vmak_sock_exit(void);
 bool vmak_is_vmak_socket(const struct socket *sock);
+void vmak_stats_snapshot(struct vmak_sock *vs, struct vmak_statistics *st);
 
 /* umem.c */
 extern atomic64_t vmak_pinned_pages;
-u32 vmak_hooked_devices(struct net *net);
 struct vmak_umem *vmak_umem_create(const struct vmak_umem_reg *reg);
 void vmak_umem_get(struct vmak_umem *umem);
 void vmak_umem_put(struct vmak_umem *umem);
 
-/* rx.c */
-void vmak_rx_sock_init(struct vmak_sock *vs);
-void vmak_rx_sock_release(struct vmak_sock *vs);
-int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec);
-int vmak_rx_init(void);
-void vmak_rx_exit(void);
+/* dev.c */
+int vmak_dev_init(void);
+void vmak_dev_exit(void);
 int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev,
 		  struct vmak_umem *shared);
 void vmak_unbind(struct vmak_sock *vs);
+struct net_device *vmak_sock_dev_rcu(struct vmak_sock *vs);
+u32 vmak_hooked_devices(struct net *net);
+
+/* flow.c */
 int vmak_rule_add(struct vmak_sock *vs, const struct vmak_rule *req);
 int vmak_rule_del(struct vmak_sock *vs, u32 cookie);
-void vmak_rx_arm(struct vmak_sock *vs);
 int vmak_rule_walk(struct vmak_sock *vs, unsigned long *cookie,
 		   int (*fn)(const struct vmak_rule_info *ri, void *arg),
 		   void *arg);
-
-/* rx.c, for tx.c */
-struct net_device *vmak_sock_dev_rcu(struct vmak_sock *vs);
 bool vmak_tx_flow_allowed(struct vmak_sock *vs, const struct vmak_key *f);
+
+/* rx.c */
+struct nf_hook_state;
+unsigned int vmak_hook(void *priv, struct sk_buff *skb,
+		       const struct nf_hook_state *state);
+void vmak_rx_sock_init(struct vmak_sock *vs);
+void vmak_rx_sock_release(struct vmak_sock *vs);
+int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec);
+void vmak_rx_arm(struct vmak_sock *vs);
 
 /* tx.c */
 void vmak_tx_sock_init(struct vmak_sock *vs);
@@ -191,9 +214,6 @@ int vmak_tx_run(struct vmak_sock *vs);
 int vmak_tx_set_rate(struct vmak_sock *vs, const struct vmak_rate_limit *rl);
 void vmak_tx_get_rate(struct vmak_sock *vs, struct vmak_rate_limit *rl);
 int vmak_net_header(struct vmak_sock *vs, struct vmak_net_header *h);
-
-/* sock.c */
-void vmak_stats_snapshot(struct vmak_sock *vs, struct vmak_statistics *st);
 
 /* netlink.c */
 int vmak_genl_init(void);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Every piece of kernel-version knowledge lives here; the core files never
- * test LINUX_VERSION_CODE. Where a distribution may backport, prefer a
- * feature probe (see compat/probe.sh) to a version number.
+ * test LINUX_VERSION_CODE. Where a distribution may backport a change, a
+ * feature test (a symbol or macro the change brought) is preferred to a
+ * version number; each version test below is for a change Debian's
+ * kernels carry as upstream made it.
  */
 #ifndef _VMAK_COMPAT_H
 #define _VMAK_COMPAT_H

@@ -48,12 +48,27 @@
  *                         (own cache line each)
  *
  * Indexes are free-running __u32: entry i lives in desc[i & (n - 1)]; the
- * ring holds producer - consumer entries. The producer writes descriptors,
- * then stores 'producer' with release semantics; the consumer loads
- * 'producer' with acquire semantics, reads the descriptors, then stores
- * 'consumer' with release semantics; the producer loads 'consumer' with
- * acquire before reusing slots. kmod/ring.h and lib/include/vmak/ring.h
- * implement the two sides.
+ * ring holds producer - consumer entries.
+ *
+ * Ring memory ordering
+ * --------------------
+ *
+ *   producer                          consumer
+ *   --------                          --------
+ *   load_acquire(consumer)    (A)     load_acquire(producer)     (C)
+ *   if there is room:                 if there are entries:
+ *     write descriptors                 read descriptors
+ *     store_release(producer) (B)       store_release(consumer)  (D)
+ *
+ * B pairs with C: a consumer that sees the new producer index sees the
+ * descriptors written before it. D pairs with A: a producer that sees the
+ * new consumer index knows the consumer is done reading the slots it
+ * reuses. Each side may cache the other's index and reload it (A or C)
+ * only when the cached value says the ring is full (producer) or empty
+ * (consumer). The kernel's side (kmod/ring.h) and the library's
+ * (lib/include/vmak/ring.h) tag every barrier with these letters. The
+ * 'flags' word needs no ordering: it is a hint, written by the kernel and
+ * re-checked after any action it prompts.
  *
  * A chunk handed to the kernel on the FILL ring belongs to the kernel
  * until it comes back in an RX descriptor; a chunk sent on TX belongs to
@@ -77,9 +92,9 @@
 #define VMAK_RING_INFO		10	/* struct vmak_ring_info */
 /* setsockopt and getsockopt */
 #define VMAK_RX_MODERATION	11	/* struct vmak_moderation */
+#define VMAK_TX_RATE_LIMIT	13	/* struct vmak_rate_limit */
 /* setsockopt only */
 #define VMAK_RX_ARM		12	/* __u32 1: one-shot wake, see below */
-#define VMAK_TX_RATE_LIMIT	13	/* struct vmak_rate_limit (also get) */
 /* getsockopt only, with input */
 #define VMAK_NET_HEADER		14	/* struct vmak_net_header */
 
@@ -107,7 +122,10 @@ struct vmak_umem_reg {
 	__u32 pad;		/* must be 0 */
 };
 
-/* mmap page offsets of the rings */
+/*
+ * Where each ring is mapped: the 'offset' argument of mmap(), in bytes (as
+ * AF_XDP's XDP_PGOFF_*, despite the name), always page aligned.
+ */
 #define VMAK_PGOFF_RX_RING			0
 #define VMAK_PGOFF_TX_RING		0x80000000ULL
 #define VMAK_PGOFF_FILL_RING		0x100000000ULL
@@ -240,8 +258,9 @@ struct vmak_rx_desc {
 	__u16 flags;		/* VMAK_RX_* */
 	__u32 hash;		/* flow hash, 0 if none */
 	__u32 reserved;
-	__u64 ts_sw;		/* CLOCK_REALTIME ns of reception, with
-				 * VMAK_BIND_RX_TIMESTAMP; else 0 */
+	__u64 ts_sw;		/* CLOCK_REALTIME ns of reception (with
+				 * VMAK_BIND_RX_TIMESTAMP), else 0
+				 */
 	__u64 ts_hw;		/* device timestamp ns, with VMAK_RX_TS_HW */
 };
 
@@ -332,7 +351,7 @@ struct vmak_rate_limit {
  * the neighbour is unresolved: EAGAIN, after resolution was started.
  */
 struct vmak_net_header {
-	__u32 fd;
+	__s32 fd;
 	__u16 len;
 	__u8 l3_off;
 	__u8 l4_off;
