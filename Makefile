@@ -25,15 +25,30 @@ MANDIR ?= $(PREFIX)/share/man
 CC ?= gcc
 CFLAGS ?= -O2 -g
 WFLAGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CPPFLAGS += -D_GNU_SOURCE -Iuapi -Ilib/include -Ilib -DVMAK_VERSION='"$(VMAK_VERSION)"'
+# Programs (tools, tests, benchmarks, examples) see the uapi and the
+# library's public headers only; each library layer adds its own folder
+# (see "library" below), so an include against the layering fails to build.
+CPPFLAGS += -D_GNU_SOURCE -Iuapi -Ilib/include -DVMAK_VERSION='"$(VMAK_VERSION)"'
 MNL_CFLAGS := $(shell pkg-config --cflags libmnl 2>/dev/null)
 MNL_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null || echo -lmnl)
 
 B := build
-LIB_SRCS := $(wildcard lib/*.c)
-LIB_OBJS := $(LIB_SRCS:%.c=$(B)/%.o)
+# The library in three layers, dependencies one way only (Documentation/
+# library.rst): preload/ (libc interposition) -> vma/ (libvma-compatible)
+# -> native/ (ring sets, control plane) -> uapi/.
+NATIVE_SRCS := $(wildcard lib/native/*.c)
+VMA_SRCS := $(wildcard lib/vma/*.c)
+PRELOAD_SRCS := $(wildcard lib/preload/*.c)
+NATIVE_OBJS := $(NATIVE_SRCS:%.c=$(B)/%.o)
+LIB_OBJS := $(NATIVE_OBJS) $(VMA_SRCS:%.c=$(B)/%.o) $(PRELOAD_SRCS:%.c=$(B)/%.o)
 LIB_SO := $(B)/libvmak.so.$(VERSION)
 LIB_A := $(B)/libvmak.a
+# What tools, tests, benchmarks and examples link: the native layer alone,
+# so no interposer ever runs inside them.
+NATIVE_A := $(B)/libvmak-native.a
+LIB_CFLAGS := $(CFLAGS) $(WFLAGS) -Werror=implicit-function-declaration \
+	-fPIC -fvisibility=hidden
+LIB_HDRS := $(wildcard uapi/linux/*.h lib/include/vmak/*.h)
 VMAKCTL := $(B)/vmakctl
 ST_SRCS := $(wildcard selftests/*.c)
 ST_BINS := $(ST_SRCS:selftests/%.c=$(B)/selftests/%)
@@ -41,9 +56,21 @@ HELPER_SRCS := $(wildcard selftests/helpers/*.c)
 HELPER_BINS := $(HELPER_SRCS:selftests/helpers/%.c=$(B)/%)
 UNIT_SRCS := $(wildcard selftests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:selftests/unit/%.c=$(B)/unit/%)
+ST_HDRS := $(wildcard selftests/*.h)
+# The kernel's kselftest harness, from Debian's linux-source-6.1 tarball
+# (scripts/deps.sh installs it), unpacked once into the build tree.
+KSRC_TAR ?= $(lastword $(sort $(wildcard /usr/src/linux-source-6.1.tar.xz)))
+KSFT_DIR := $(B)/ksft
+KSFT_HDRS := $(KSFT_DIR)/kselftest_harness.h $(KSFT_DIR)/kselftest.h
+ST_CPPFLAGS := -Iselftests -I$(KSFT_DIR)
+# The kernel's harness compares with C's own conversions (EXPECT_EQ(-1, n)
+# on a size_t) and declares its fixture functions without prototypes or
+# unused parameters, as the kernel builds its selftests.
+ST_WFLAGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	-Wno-sign-compare -Wno-unused-parameter
 
 .PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
-	dkms-install clean help style sparse
+	dkms-install clean help style sparse check-abi check-layers htmldocs
 
 all: module lib tools selftests examples
 
@@ -58,10 +85,13 @@ help:
 	@echo '  demo         boot a VM, load vmak, show it working'
 	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
 	@echo '  dkms-install register the source tree with DKMS and build it'
-	@echo '  style sparse checkpatch and sparse (C=2) over the module'
+	@echo '  style sparse checkpatch --strict (new findings fail) and sparse (C=2) over the module'
+	@echo '  check-abi    libvmak.so exports exactly lib/libvmak.map, and the map what VMAK_API marks'
+	@echo '  check-layers no library object below lib/preload/ calls a libc name libvmak interposes'
+	@echo '  htmldocs     Documentation/ as HTML with Sphinx (warnings are errors)'
 	@echo '  debug-kernel build the KASAN/lockdep/kmemleak kernel once (cached)'
 	@echo '  check-debug  the whole suite on the debug kernel (panic_on_warn, kmemleak scan)'
-	@echo '  ynl-gen      regenerate uapi/linux/vmak_genl.h from Documentation/netlink/vmak.yaml'
+	@echo '  ynl-gen      regenerate uapi/linux/vmak_genl.h from Documentation/netlink/specs/vmak.yaml'
 	@echo '  clean        remove build products'
 
 # ---- kernel module -------------------------------------------------------
@@ -79,19 +109,38 @@ module-for:
 ynl-gen:
 	scripts/ynl-gen.sh uapi/linux/vmak_genl.h
 
-style:
-	@test -x $(KERNELDIR)/scripts/checkpatch.pl || { echo 'checkpatch.pl: run from linux-source'; exit 1; }
-	$(KERNELDIR)/scripts/checkpatch.pl --no-tree --terse -f kmod/*.c kmod/*.h uapi/linux/*.h
+# checkpatch.pl from the same linux-source-6.1 tarball as the kselftest
+# harness; findings beyond scripts/checkpatch.expected fail.
+CHECKPATCH := $(B)/kscripts/scripts/checkpatch.pl
+$(CHECKPATCH):
+	@test -f "$(KSRC_TAR)" || { echo 'checkpatch: apt-get install linux-source-6.1 (scripts/deps.sh)'; exit 1; }
+	@mkdir -p $(B)/kscripts
+	tar -xJf $(KSRC_TAR) -C $(B)/kscripts --strip-components=1 \
+		linux-source-6.1/scripts/checkpatch.pl \
+		linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	touch $@
+
+style: $(CHECKPATCH)
+	scripts/style.sh $(CHECKPATCH)
 
 sparse:
 	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) VMAK_VERSION=$(VMAK_VERSION) C=2 modules
 
 # ---- library ---------------------------------------------------------------
-lib: $(LIB_SO) $(LIB_A)
+lib: $(LIB_SO) $(LIB_A) $(NATIVE_A)
 
-$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h lib/include/vmak/*.h uapi/linux/*.h)
+$(B)/lib/native/%.o: lib/native/%.c $(wildcard lib/native/*.h) $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Ilib/native $(MNL_CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+
+$(B)/lib/vma/%.o: lib/vma/%.c $(wildcard lib/vma/*.h lib/native/*.h) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ilib/native -Ilib/vma -Ilib/include/mellanox $(LIB_CFLAGS) -c -o $@ $<
+
+$(B)/lib/preload/%.o: lib/preload/%.c $(wildcard lib/vma/*.h lib/native/*.h) $(LIB_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Ilib/native -Ilib/vma $(LIB_CFLAGS) -c -o $@ $<
 
 $(LIB_SO): $(LIB_OBJS) lib/libvmak.map
 	$(CC) -shared -Wl,-soname,libvmak.so.$(SOVERSION) -Wl,--version-script=lib/libvmak.map \
@@ -100,7 +149,18 @@ $(LIB_SO): $(LIB_OBJS) lib/libvmak.map
 	ln -sf libvmak.so.$(SOVERSION) $(B)/libvmak.so
 
 $(LIB_A): $(LIB_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
+
+$(NATIVE_A): $(NATIVE_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+check-abi: $(LIB_SO)
+	scripts/check-abi.sh $(LIB_SO) lib/libvmak.map lib
+
+check-layers: $(LIB_OBJS)
+	scripts/check-layers.sh lib/native/sys.h $(filter-out $(B)/lib/preload/%,$(LIB_OBJS))
 
 $(B)/libvmak.pc: lib/libvmak.pc.in VERSION
 	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|;s|@VERSION@|$(VERSION)|' $< > $@
@@ -108,30 +168,39 @@ $(B)/libvmak.pc: lib/libvmak.pc.in VERSION
 # ---- tools -------------------------------------------------------------------
 tools: $(VMAKCTL)
 
-$(VMAKCTL): tools/vmakctl.c $(LIB_A) $(wildcard lib/include/vmak/*.h uapi/linux/*.h)
+$(VMAKCTL): tools/vmakctl.c $(NATIVE_A) $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS)
+	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS)
 
 # ---- examples ---------------------------------------------------------------
 examples: $(B)/ringrx
 
-$(B)/ringrx: examples/ringrx.c $(LIB_A)
+$(B)/ringrx: examples/ringrx.c $(NATIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS)
 
 # ---- tests ---------------------------------------------------------------------
 selftests: $(ST_BINS) $(HELPER_BINS)
 
-$(B)/%: selftests/helpers/%.c $(LIB_A)
-	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
+$(B)/%: selftests/helpers/%.c $(NATIVE_A)
+	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(NATIVE_A) $(MNL_LIBS)
 
-$(B)/selftests/%: selftests/%.c selftests/harness.h selftests/common.h selftests/fuzz.h $(LIB_A)
+$(B)/selftests/%: selftests/%.c $(ST_HDRS) $(KSFT_HDRS) $(NATIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Iselftests $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
+	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< $(NATIVE_A) $(MNL_LIBS)
 
-$(B)/unit/%: selftests/unit/%.c selftests/harness.h $(LIB_A)
+# White-box unit tests of library internals name the folder they test.
+$(B)/unit/%: selftests/unit/%.c $(ST_HDRS) $(KSFT_HDRS) $(NATIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Iselftests $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
+	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) -Ilib/native $(MNL_CFLAGS) $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< $(NATIVE_A) $(MNL_LIBS)
+
+$(KSFT_HDRS) &:
+	@test -f "$(KSRC_TAR)" || { echo 'kselftest harness: apt-get install linux-source-6.1 (scripts/deps.sh)'; exit 1; }
+	@mkdir -p $(KSFT_DIR)
+	tar -xJf $(KSRC_TAR) -C $(KSFT_DIR) --strip-components=4 \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
+		linux-source-6.1/tools/testing/selftests/kselftest.h
+	touch $(KSFT_HDRS)
 
 KERNELS ?= 6.1 6.12 6.12-rt
 KERNEL ?= 6.1
@@ -169,21 +238,21 @@ $(B)/bench/udpgen: bench/udpgen.c bench/frame.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $<
 
-$(B)/bench/rxbench: bench/rxbench.c $(LIB_A)
+$(B)/bench/rxbench: bench/rxbench.c $(NATIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS) $(XDP_LIBS)
+	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS) $(XDP_LIBS)
 
-$(B)/bench/txbench: bench/txbench.c bench/frame.h $(LIB_A)
+$(B)/bench/txbench: bench/txbench.c bench/frame.h $(NATIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS) $(XDP_LIBS)
+	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS) $(XDP_LIBS)
 
-$(B)/bench/pingpong: bench/pingpong.c bench/frame.h $(LIB_A)
+$(B)/bench/pingpong: bench/pingpong.c bench/frame.h $(NATIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS) $(XDP_LIBS)
+	$(CC) $(CPPFLAGS) $(BENCH_XDP) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS) $(XDP_LIBS)
 
-$(B)/bench/ringmem: bench/ringmem.c $(LIB_A)
+$(B)/bench/ringmem: bench/ringmem.c $(NATIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(LIB_A) $(MNL_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS)
 
 bench: lib tools selftests
 	scripts/deps.sh --bench
@@ -195,6 +264,10 @@ bench: lib tools selftests
 	if [ -s $$r/bench-lat.csv ] && [ $$(wc -l < $$r/bench-lat.csv) -gt 1 ]; then bench/report $$r/bench-lat.csv bench/results lat; fi; \
 	if [ -s $$r/bench-mem.txt ]; then cp $$r/bench-mem.txt bench/results/mem.txt; fi; \
 	bench/plot bench/results
+
+# ---- documentation ------------------------------------------------------------
+htmldocs:
+	sphinx-build -W --keep-going -q -b html Documentation $(B)/htmldocs
 
 # ---- install -------------------------------------------------------------------
 install: module lib tools $(B)/libvmak.pc
@@ -214,7 +287,8 @@ install: module lib tools $(B)/libvmak.pc
 dkms-install:
 	rm -rf /usr/src/vmak-$(VERSION)
 	mkdir -p /usr/src/vmak-$(VERSION)
-	cp -r Kbuild Makefile VERSION dkms.conf kmod uapi /usr/src/vmak-$(VERSION)/
+	cp -r Kbuild Makefile VERSION kmod uapi /usr/src/vmak-$(VERSION)/
+	sed 's/^PACKAGE_VERSION=.*/PACKAGE_VERSION="$(VERSION)"/' dkms.conf > /usr/src/vmak-$(VERSION)/dkms.conf
 	dkms add vmak/$(VERSION) && dkms build vmak/$(VERSION) && dkms install vmak/$(VERSION)
 
 clean:

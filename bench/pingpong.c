@@ -225,7 +225,7 @@ static void vk_rx_done(struct fring *r, uint64_t addr)
 	uint32_t idx;
 
 	if (vmak_ring_reserve(rs->fill, 1, &idx)) {
-		*vmak_ring_addr(rs->fill, idx) = addr;
+		*vmak_ring_fill_addr(rs->fill, idx) = addr;
 		vmak_ring_submit(rs->fill, 1);
 	}
 }
@@ -253,7 +253,7 @@ static void vk_reap(struct fring *r, int refill)
 	uint32_t idx, n = vmak_ring_peek(rs->comp, 64, &idx);
 
 	for (uint32_t i = 0; refill && i < n; i++)
-		vk_rx_done(r, *vmak_ring_addr(rs->comp, idx + i));
+		vk_rx_done(r, vmak_ring_comp_addr(rs->comp, idx + i));
 	vmak_ring_release(rs->comp, n);
 }
 

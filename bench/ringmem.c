@@ -46,7 +46,7 @@ struct snap {
 
 static void snap(struct snap *s)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 
 	/* Let deferred frees (RCU, work items) settle first. */
 	usleep(200000);

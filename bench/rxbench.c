@@ -271,7 +271,7 @@ static int run_vmak(const char *mode, int busy, int moderate, int stamp,
 
 	struct vmak_statistics st;
 
-	vmak_statistics_get(rs.fd, &st);
+	vmak_statistics_get(rs.fd, &st, sizeof(st));
 	fprintf(stderr, "rxbench: vmak rx %llu ring_full %llu fill_empty %llu\n",
 		(unsigned long long)st.rx_packets,
 		(unsigned long long)st.rx_ring_full,

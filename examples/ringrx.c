@@ -54,14 +54,89 @@ static int tick(const char *what, unsigned long long total, double end)
 	return t < end;
 }
 
+/* The kernel UDP socket, as a plain program reads it. */
+static unsigned long long rx_kernel(int udp, double end)
+{
+	struct pollfd p = { .fd = udp, .events = POLLIN };
+	unsigned long long total = 0;
+	char buf[2048];
+
+	while (tick("kernel", total, end)) {
+		if (recv(udp, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			total++;
+		else
+			poll(&p, 1, 100);
+	}
+	return total;
+}
+
+/* A ring set on dev with udp's flow steered into it. */
+static int ring_open(struct vmak_ringset *rs, const char *dev, int udp,
+		     unsigned int mod_count, unsigned int mod_usec)
+{
+	struct vmak_moderation mod = { mod_count, mod_usec };
+	struct vmak_ringset_config cfg;
+	int err;
+
+	vmak_ringset_config_default(&cfg);
+	cfg.ifindex = if_nametoindex(dev);
+	err = vmak_ringset_open(rs, &cfg);
+	if (err)
+		return err;
+	vmak_ringset_fill(rs, 0, cfg.fill_size);
+	if (setsockopt(rs->fd, SOL_VMAK, VMAK_RX_MODERATION, &mod, sizeof(mod)))
+		err = -errno;
+	else
+		err = vmak_rule_add_socket(rs->fd, udp, 1);
+	if (err)
+		vmak_ringset_close(rs);
+	return err;
+}
+
+/* Read RX descriptors; each chunk goes back to the FILL ring once read. */
+static unsigned long long rx_ring(struct vmak_ringset *rs, double end)
+{
+	struct pollfd p = { .fd = rs->fd, .events = POLLIN };
+	unsigned long long total = 0;
+	uint32_t idx, n;
+
+	while (tick("vmak", total, end)) {
+		n = vmak_ring_peek(rs->rx, 64, &idx);
+		if (!n) {
+			poll(&p, 1, 100);
+			continue;
+		}
+		vmak_ring_recycle(rs->fill, rs->rx, idx, n);
+		vmak_ring_release(rs->rx, n);
+		total += n;
+	}
+	return total;
+}
+
+static void print_ring_stats(int fd)
+{
+	struct vmak_statistics st;
+
+	if (vmak_statistics_get(fd, &st, sizeof(st)))
+		return;
+	printf("ring statistics: rx_packets %llu rx_bytes %llu rx_ring_full %llu "
+	       "rx_fill_empty %llu rx_invalid_fill %llu rx_too_big %llu\n",
+	       (unsigned long long)st.rx_packets, (unsigned long long)st.rx_bytes,
+	       (unsigned long long)st.rx_ring_full,
+	       (unsigned long long)st.rx_fill_empty,
+	       (unsigned long long)st.rx_invalid_fill,
+	       (unsigned long long)st.rx_too_big);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = NULL, *addr = NULL;
-	unsigned long long total = 0;
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	unsigned int mod_count = 64, mod_usec = 1000;
-	int c, udp, kernel = 0, secs = 3, port = 0;
-	double end;
+	int c, udp, kernel = 0, secs = 3, port = 0, err;
+	unsigned long long total;
+	struct vmak_ringset rs;
+	double start, end;
 
 	while ((c = getopt(argc, argv, "i:a:p:t:m:k")) != -1) {
 		switch (c) {
@@ -90,65 +165,23 @@ int main(int argc, char **argv)
 		perror("ringrx: bind");
 		return 1;
 	}
-	end = now() + secs;
-
-	if (kernel) {
-		char buf[2048];
-		struct pollfd p = { .fd = udp, .events = POLLIN };
-
-		while (tick("kernel", total, end)) {
-			if (recv(udp, buf, sizeof(buf), MSG_DONTWAIT) > 0)
-				total++;
-			else
-				poll(&p, 1, 100);
+	if (!kernel) {
+		err = ring_open(&rs, dev, udp, mod_count, mod_usec);
+		if (err) {
+			fprintf(stderr, "ringrx: %s\n", vmak_strerror(err));
+			return 1;
 		}
-		return 0;
+		printf("vmak ring on %s, wake after %u packets or %u us\n", dev,
+		       mod_count, mod_usec);
 	}
-
-	struct vmak_ringset_config cfg;
-	struct vmak_ringset rs;
-	struct vmak_statistics st;
-	int err;
-
-	vmak_ringset_config_default(&cfg);
-	cfg.ifindex = if_nametoindex(dev);
-	err = vmak_ringset_open(&rs, &cfg);
-	if (!err) {
-		struct vmak_moderation mod = { mod_count, mod_usec };
-
-		vmak_ringset_fill(&rs, 0, cfg.fill_size);
-		if (setsockopt(rs.fd, SOL_VMAK, VMAK_RX_MODERATION, &mod, sizeof(mod)))
-			err = -errno;
-		else
-			err = vmak_rule_add_socket(rs.fd, udp, 1);
+	start = now();
+	end = start + secs;
+	total = kernel ? rx_kernel(udp, end) : rx_ring(&rs, end);
+	printf("%s average %.0f pkt/s\n", kernel ? "kernel" : "vmak",
+	       total / (now() - start));
+	if (!kernel) {
+		print_ring_stats(rs.fd);
+		vmak_ringset_close(&rs);
 	}
-	if (err) {
-		fprintf(stderr, "ringrx: %s\n", vmak_strerror(err));
-		return 1;
-	}
-	printf("vmak ring on %s, wake after %u packets or %u us\n", dev,
-	       mod_count, mod_usec);
-	while (tick("vmak", total, end)) {
-		uint32_t idx, n = vmak_ring_peek(rs.rx, 64, &idx);
-		struct pollfd p = { .fd = rs.fd, .events = POLLIN };
-
-		if (!n) {
-			poll(&p, 1, 100);
-			continue;
-		}
-		/* Each chunk goes back to the FILL ring once read. */
-		vmak_ring_recycle(rs.fill, rs.rx, idx, n);
-		vmak_ring_release(rs.rx, n);
-		total += n;
-	}
-	vmak_statistics_get(rs.fd, &st);
-	printf("ring statistics: rx_packets %llu rx_bytes %llu rx_ring_full %llu "
-	       "rx_fill_empty %llu rx_invalid_fill %llu rx_too_big %llu\n",
-	       (unsigned long long)st.rx_packets, (unsigned long long)st.rx_bytes,
-	       (unsigned long long)st.rx_ring_full,
-	       (unsigned long long)st.rx_fill_empty,
-	       (unsigned long long)st.rx_invalid_fill,
-	       (unsigned long long)st.rx_too_big);
-	vmak_ringset_close(&rs);
 	return 0;
 }

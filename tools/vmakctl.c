@@ -99,14 +99,15 @@ static const char *state_name(uint32_t state)
 	return "unknown";
 }
 
-static const char *const stat_names[VMAK_NL_STATS] = {
+/* The counters of struct vmak_statistics, in order. */
+static const char *const stat_names[] = {
 	"rx-packets", "rx-bytes", "rx-ring-full", "rx-fill-empty",
 	"rx-invalid-fill", "rx-too-big", "rx-passed", "rx-rule-dead",
 	"tx-packets", "tx-bytes", "tx-invalid", "tx-header-drop",
 	"tx-cq-full", "tx-dummy", "tx-error",
 };
 
-static void addr_str(const struct vmak_nl_key *k, const uint8_t *a,
+static void addr_str(const struct vmak_ctl_key *k, const uint8_t *a,
 		     char *buf, size_t len)
 {
 	static const uint8_t zero[16];
@@ -117,7 +118,7 @@ static void addr_str(const struct vmak_nl_key *k, const uint8_t *a,
 		snprintf(buf, len, "?");
 }
 
-static void print_key(const struct vmak_nl_key *k)
+static void print_key(const struct vmak_ctl_key *k)
 {
 	char d[INET6_ADDRSTRLEN], src[INET6_ADDRSTRLEN];
 
@@ -139,7 +140,7 @@ static void print_key(const struct vmak_nl_key *k)
 		       k->af == AF_INET6 ? "]" : "", k->src_port);
 }
 
-static void print_rule(const struct vmak_nl_rule *r, bool with_ring)
+static void print_rule(const struct vmak_ctl_rule *r, bool with_ring)
 {
 	const char *kind = r->kind == VMAK_RULE_SOCKET ? "socket" :
 			   r->kind == VMAK_RULE_RAW ? "raw" : "unknown";
@@ -168,9 +169,12 @@ static void print_rule(const struct vmak_nl_rule *r, bool with_ring)
 
 static void print_stats(const struct vmak_ring_status *st)
 {
-	int i;
+	uint32_t i, n = sizeof(stat_names) / sizeof(stat_names[0]);
 
-	for (i = 0; i < VMAK_NL_STATS; i++) {
+	/* Counters a newer module adds are shown once vmakctl names them. */
+	if (n > st->nstats)
+		n = st->nstats;
+	for (i = 0; i < n; i++) {
 		if (json)
 			printf("%s\"%s\":%" PRIu64, i ? "," : "", stat_names[i],
 			       st->stats[i]);
@@ -280,7 +284,7 @@ static int cmd_ring_show(int argc, char **argv, bool stats_only)
 {
 	const char *what = stats_only ? "stats" : "ring show";
 	struct list_ctx c = { 0, stats_only };
-	struct vmak_ring_status st;
+	struct vmak_ring_status *st;
 	int64_t id;
 	int err;
 
@@ -290,17 +294,18 @@ static int cmd_ring_show(int argc, char **argv, bool stats_only)
 		id = parse_num(argv[0], UINT32_MAX);
 		if (id < 1)
 			return usage_err("ring id: a number from 1");
-		err = vmak_ring_status_get((uint32_t)id, &st);
+		err = vmak_ctl_ring_get((uint32_t)id, &st);
 		if (err)
 			return fail_nl(what);
-		list_one(&st, &c);
+		list_one(st, &c);
+		vmak_ctl_status_free(st);
 		if (json)
 			putchar('\n');
 		return 0;
 	}
 	if (json)
 		putchar('[');
-	err = vmak_ring_list(NULL, list_one, &c);
+	err = vmak_ctl_ring_list(NULL, list_one, &c);
 	if (json)
 		printf("]\n");
 	if (err)
@@ -338,7 +343,7 @@ static int cmd_ring_set(int argc, char **argv)
 	}
 	if (count < 0 && usec < 0)
 		return usage_err("moderation: give count, usec or both");
-	if (vmak_ring_set_moderation((uint32_t)id, count, usec))
+	if (vmak_ctl_set_moderation((uint32_t)id, count, usec))
 		return fail_nl("ring set");
 	return 0;
 }
@@ -352,12 +357,12 @@ static int cmd_ring_arm(int argc, char **argv)
 	id = parse_num(argv[0], UINT32_MAX);
 	if (id < 1)
 		return usage_err("ring id: a number from 1");
-	if (vmak_ring_arm((uint32_t)id))
+	if (vmak_ctl_arm((uint32_t)id))
 		return fail_nl("ring arm");
 	return 0;
 }
 
-static int rule_one(const struct vmak_nl_rule *r, void *arg)
+static int rule_one(const struct vmak_ctl_rule *r, void *arg)
 {
 	int *n = arg;
 
@@ -381,7 +386,7 @@ static int cmd_rule_show(int argc, char **argv)
 	}
 	if (json)
 		putchar('[');
-	err = vmak_rule_list((uint32_t)id, rule_one, &n);
+	err = vmak_ctl_rule_list((uint32_t)id, rule_one, &n);
 	if (json)
 		printf("]\n");
 	return err ? fail_nl("rule show") : 0;
@@ -402,7 +407,7 @@ static const char *event_name(int cmd)
 
 static int cmd_monitor(int argc, char **argv)
 {
-	struct vmak_ring_status st;
+	struct vmak_ring_status *st;
 	struct vmak_monitor *mon;
 	int64_t left = -1;
 	int cmd, err;
@@ -414,27 +419,28 @@ static int cmd_monitor(int argc, char **argv)
 	} else if (argc) {
 		return usage_err("monitor [count N]");
 	}
-	if (vmak_monitor_open(&mon))
+	if (vmak_ctl_monitor_open(&mon))
 		return fail_nl("monitor");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (left) {
-		err = vmak_monitor_next(mon, -1, &cmd, &st);
+		err = vmak_ctl_monitor_next(mon, -1, &cmd, &st);
 		if (err) {
-			vmak_monitor_close(mon);
+			vmak_ctl_monitor_close(mon);
 			return fail("monitor", err);
 		}
 		if (json) {
 			printf("{\"event\":\"%s\",\"ring\":", event_name(cmd));
-			print_ring(&st);
+			print_ring(st);
 			printf("}\n");
 		} else {
 			printf("%s ", event_name(cmd));
-			print_ring(&st);
+			print_ring(st);
 		}
+		vmak_ctl_status_free(st);
 		if (left > 0)
 			left--;
 	}
-	vmak_monitor_close(mon);
+	vmak_ctl_monitor_close(mon);
 	return 0;
 }
 
@@ -451,7 +457,7 @@ static int cmd_ring(int argc, char **argv)
 
 static int cmd_info(void)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 	int err = vmak_info_get(&info);
 
 	if (err)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Rings over the "vmak" generic netlink family: get, list, rules, set,
- * arm and the monitor group. Replies are checked attribute by attribute
- * against the types of Documentation/netlink/vmak.yaml; unknown (newer)
- * attributes are skipped.
+ * The control plane over the "vmak" generic netlink family: ring get and
+ * list, rules, set, arm and the monitor group. Replies are checked
+ * attribute by attribute against the types of
+ * Documentation/netlink/specs/vmak.yaml; unknown (newer) attributes are
+ * skipped.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,7 +16,20 @@
 
 #include "linux/vmak.h"
 #include "nl.h"
-#include "vmak/vmak.h"
+#include "sys.h"
+#include "vmak/ctl.h"
+
+/* Rules carried in one ring message (the kernel sends at most this many). */
+#define RING_RULES	16
+/* Counters of a ring message this library keeps (more are skipped). */
+#define RING_STATS	64
+
+/* A ring status and the arrays it points into, in one allocation. */
+struct status_buf {
+	struct vmak_ring_status st;
+	struct vmak_ctl_rule rules[RING_RULES];
+	uint64_t stats[RING_STATS];
+};
 
 /* Attribute names of the ring set, for error messages (index = type). */
 static const char *const ring_attr_names[VMAK_A_RING_MAX + 1] = {
@@ -119,7 +133,7 @@ static uint32_t get_u32(const struct nlattr *a)
 	return a ? mnl_attr_get_u32(a) : 0;
 }
 
-static int parse_key(const struct nlattr *nest, struct vmak_nl_key *k)
+static int parse_key(const struct nlattr *nest, struct vmak_ctl_key *k)
 {
 	const struct nlattr *tb[VMAK_A_KEY_MAX + 1] = {};
 	struct attr_table t = { tb, key_types, VMAK_A_KEY_MAX, NULL, -1, 0, 0 };
@@ -149,7 +163,7 @@ static int parse_key(const struct nlattr *nest, struct vmak_nl_key *k)
 
 /* A rule from its parsed attributes and its keys. */
 static int parse_rule_tb(const struct nlattr **tb, const struct nlattr **keys,
-			 int nkeys, struct vmak_nl_rule *r)
+			 int nkeys, struct vmak_ctl_rule *r)
 {
 	int i, err;
 
@@ -165,32 +179,40 @@ static int parse_rule_tb(const struct nlattr **tb, const struct nlattr **keys,
 	return 0;
 }
 
-static int parse_stats(const struct nlattr *nest, uint64_t *stats)
+/* Counters by attribute type; *n is one past the highest seen. */
+static int parse_stats(const struct nlattr *nest, uint64_t *stats, uint32_t *n)
 {
 	const struct nlattr *a;
+	uint32_t i;
 	int type;
 
 	mnl_attr_for_each_nested(a, nest) {
 		type = mnl_attr_get_type(a);
-		if (type < VMAK_A_STATS_RX_PACKETS || type > VMAK_A_STATS_MAX ||
-		    type - VMAK_A_STATS_RX_PACKETS >= VMAK_NL_STATS)
+		if (type < VMAK_A_STATS_RX_PACKETS ||
+		    type - VMAK_A_STATS_RX_PACKETS >= RING_STATS)
 			continue;
 		if (mnl_attr_validate(a, MNL_TYPE_U64) < 0)
 			return -EPROTO;
-		stats[type - VMAK_A_STATS_RX_PACKETS] = mnl_attr_get_u64(a);
+		i = (uint32_t)(type - VMAK_A_STATS_RX_PACKETS);
+		stats[i] = mnl_attr_get_u64(a);
+		if (i + 1 > *n)
+			*n = i + 1;
 	}
 	return 0;
 }
 
-static int parse_ring(const struct nlmsghdr *nlh, struct vmak_ring_status *st)
+static int parse_ring(const struct nlmsghdr *nlh, struct status_buf *b)
 {
 	const struct nlattr *tb[VMAK_A_RING_MAX + 1] = {};
-	const struct nlattr *rules[VMAK_NL_RING_RULES];
+	const struct nlattr *rules[RING_RULES];
 	struct attr_table t = { tb, ring_types, VMAK_A_RING_MAX, rules,
-				VMAK_A_RING_RULE, 0, VMAK_NL_RING_RULES };
+				VMAK_A_RING_RULE, 0, RING_RULES };
+	struct vmak_ring_status *st = &b->st;
 	int i, err;
 
-	memset(st, 0, sizeof(*st));
+	memset(b, 0, sizeof(*b));
+	st->rules = b->rules;
+	st->stats = b->stats;
 	if (mnl_attr_parse(nlh, sizeof(struct genlmsghdr), table_cb, &t) < 0 ||
 	    !tb[VMAK_A_RING_ID])
 		return -EPROTO;
@@ -215,20 +237,20 @@ static int parse_ring(const struct nlmsghdr *nlh, struct vmak_ring_status *st)
 	st->rule_count = get_u32(tb[VMAK_A_RING_RULE_COUNT]);
 	for (i = 0; i < t.nmulti; i++) {
 		const struct nlattr *rtb[VMAK_A_RULE_MAX + 1] = {};
-		const struct nlattr *keys[VMAK_NL_RULE_KEYS];
+		const struct nlattr *keys[VMAK_CTL_RULE_KEYS];
 		struct attr_table rt = { rtb, rule_types, VMAK_A_RULE_MAX, keys,
-					 VMAK_A_RULE_KEY, 0, VMAK_NL_RULE_KEYS };
+					 VMAK_A_RULE_KEY, 0, VMAK_CTL_RULE_KEYS };
 
 		if (mnl_attr_parse_nested(rules[i], table_cb, &rt) < 0)
 			return -EPROTO;
-		err = parse_rule_tb(rtb, keys, rt.nmulti, &st->rules[i]);
+		err = parse_rule_tb(rtb, keys, rt.nmulti, &b->rules[i]);
 		if (err)
 			return err;
-		st->rules[i].ring_id = st->id;
+		b->rules[i].ring_id = st->id;
 	}
 	st->nrules = (uint32_t)t.nmulti;
 	if (tb[VMAK_A_RING_STATS])
-		return parse_stats(tb[VMAK_A_RING_STATS], st->stats);
+		return parse_stats(tb[VMAK_A_RING_STATS], b->stats, &st->nstats);
 	return 0;
 }
 
@@ -238,7 +260,7 @@ struct ring_walk {
 	int (*fn)(const struct vmak_ring_status *st, void *arg);
 	void *arg;
 	int ret;			/* fn's nonzero answer */
-	struct vmak_ring_status st;
+	struct status_buf b;
 };
 
 static int ring_msg_cb(const struct nlmsghdr *nlh, void *data)
@@ -248,12 +270,12 @@ static int ring_msg_cb(const struct nlmsghdr *nlh, void *data)
 
 	if (w->ret)
 		return MNL_CB_OK;	/* drain the rest of the dump */
-	err = parse_ring(nlh, &w->st);
+	err = parse_ring(nlh, &w->b);
 	if (err) {
 		errno = -err;
 		return MNL_CB_ERROR;
 	}
-	w->ret = w->fn(&w->st, w->arg);
+	w->ret = w->fn(&w->b.st, w->arg);
 	return MNL_CB_OK;
 }
 
@@ -277,42 +299,82 @@ static int open_nl(struct vmak_nl *nl)
 	return err;
 }
 
+/* A copy of the status the walk holds, which a get hands to its caller. */
 static int copy_status(const struct vmak_ring_status *st, void *arg)
 {
-	memcpy(arg, st, sizeof(*st));
+	struct status_buf *b = arg;
+
+	b->st = *st;
+	memcpy(b->rules, st->rules, st->nrules * sizeof(*st->rules));
+	memcpy(b->stats, st->stats, st->nstats * sizeof(*st->stats));
+	b->st.rules = b->rules;
+	b->st.stats = b->stats;
 	return 1;
 }
 
-VMAK_API int vmak_ring_status_get(uint32_t id, struct vmak_ring_status *st)
+static struct vmak_ring_status *status_alloc(void)
+{
+	return calloc(1, sizeof(struct status_buf));
+}
+
+VMAK_API void vmak_ctl_status_free(struct vmak_ring_status *st)
+{
+	free(st);	/* the first member of its status_buf */
+}
+
+VMAK_API int vmak_ctl_ring_get(uint32_t id, struct vmak_ring_status **stp)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct ring_walk w = { .fn = copy_status, .arg = st };
+	struct vmak_ring_status *st;
 	struct nlmsghdr *nlh;
+	struct ring_walk *w;
 	struct vmak_nl nl;
 	int err;
 
+	*stp = NULL;
+	st = status_alloc();
+	w = calloc(1, sizeof(*w));
+	err = -ENOMEM;
+	if (!st || !w)
+		goto out;
+	w->fn = copy_status;
+	w->arg = st;
 	err = open_nl(&nl);
 	if (err)
-		return err;
+		goto out;
 	nlh = vmak_nl_msg(&nl, buf, VMAK_CMD_RING_GET, 0);
 	mnl_attr_put_u32(nlh, VMAK_A_RING_ID, id);
-	err = talk(&nl, nlh, ring_msg_cb, &w, ring_attr_names, VMAK_A_RING_MAX + 1);
+	err = talk(&nl, nlh, ring_msg_cb, w, ring_attr_names, VMAK_A_RING_MAX + 1);
 	vmak_nl_close(&nl);
-	if (!err && !w.ret)
+	if (!err && !w->ret)
 		err = -EPROTO;
+	if (!err) {
+		*stp = st;
+		st = NULL;
+	}
+out:
+	free(w);
+	vmak_ctl_status_free(st);
 	return err;
 }
 
-VMAK_API int vmak_ring_list(const struct vmak_ring_filter *f,
-			    int (*fn)(const struct vmak_ring_status *st, void *arg),
-			    void *arg)
+VMAK_API int vmak_ctl_ring_list(const struct vmak_ring_filter *filter,
+				int (*fn)(const struct vmak_ring_status *st,
+					  void *arg),
+				void *arg)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct vmak_ring_filter fl = { .sz = sizeof(fl) }, *f = NULL;
 	struct ring_walk *w;
 	struct nlmsghdr *nlh;
 	struct vmak_nl nl;
 	int err;
 
+	if (filter) {
+		if (!VMAK_SZ_IN(&fl, filter))
+			return -EINVAL;
+		f = &fl;
+	}
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
@@ -338,7 +400,7 @@ out:
 }
 
 struct rule_walk {
-	int (*fn)(const struct vmak_nl_rule *r, void *arg);
+	int (*fn)(const struct vmak_ctl_rule *r, void *arg);
 	void *arg;
 	int ret;
 };
@@ -346,11 +408,11 @@ struct rule_walk {
 static int rule_msg_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct nlattr *tb[VMAK_A_RULE_MAX + 1] = {};
-	const struct nlattr *keys[VMAK_NL_RULE_KEYS];
+	const struct nlattr *keys[VMAK_CTL_RULE_KEYS];
 	struct attr_table t = { tb, rule_types, VMAK_A_RULE_MAX, keys,
-				VMAK_A_RULE_KEY, 0, VMAK_NL_RULE_KEYS };
+				VMAK_A_RULE_KEY, 0, VMAK_CTL_RULE_KEYS };
 	struct rule_walk *w = data;
-	struct vmak_nl_rule r;
+	struct vmak_ctl_rule r;
 	int err;
 
 	if (w->ret)
@@ -369,9 +431,9 @@ static int rule_msg_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-VMAK_API int vmak_rule_list(uint32_t ring_id,
-			    int (*fn)(const struct vmak_nl_rule *r, void *arg),
-			    void *arg)
+VMAK_API int vmak_ctl_rule_list(uint32_t ring_id,
+				int (*fn)(const struct vmak_ctl_rule *r, void *arg),
+				void *arg)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct rule_walk w = { fn, arg, 0 };
@@ -416,12 +478,12 @@ static int ring_set(uint32_t id, int64_t count, int64_t usec, int arm)
 	return err;
 }
 
-VMAK_API int vmak_ring_set_moderation(uint32_t id, int64_t count, int64_t usec)
+VMAK_API int vmak_ctl_set_moderation(uint32_t id, int64_t count, int64_t usec)
 {
 	return ring_set(id, count, usec, 0);
 }
 
-VMAK_API int vmak_ring_arm(uint32_t id)
+VMAK_API int vmak_ctl_arm(uint32_t id)
 {
 	return ring_set(id, -1, -1, 1);
 }
@@ -434,7 +496,7 @@ struct vmak_monitor {
 	size_t len, off;		/* unread messages in buf */
 };
 
-VMAK_API int vmak_monitor_open(struct vmak_monitor **monp)
+VMAK_API int vmak_ctl_monitor_open(struct vmak_monitor **monp)
 {
 	struct vmak_monitor *mon;
 	int err;
@@ -465,14 +527,15 @@ err_free:
 	return err;
 }
 
-VMAK_API int vmak_monitor_fd(const struct vmak_monitor *mon)
+VMAK_API int vmak_ctl_monitor_fd(const struct vmak_monitor *mon)
 {
 	return mnl_socket_get_fd(mon->nl.sock);
 }
 
-VMAK_API int vmak_monitor_next(struct vmak_monitor *mon, int timeout_ms,
-			       int *cmd, struct vmak_ring_status *st)
+VMAK_API int vmak_ctl_monitor_next(struct vmak_monitor *mon, int timeout_ms,
+				   int *cmd, struct vmak_ring_status **stp)
 {
+	struct vmak_ring_status *st;
 	const struct nlmsghdr *nlh;
 	const struct genlmsghdr *g;
 	struct pollfd pfd;
@@ -495,15 +558,21 @@ VMAK_API int vmak_monitor_next(struct vmak_monitor *mon, int timeout_ms,
 			    g->cmd != VMAK_CMD_RING_DELETE_NTF &&
 			    g->cmd != VMAK_CMD_RING_CHANGE_NTF)
 				continue;
-			err = parse_ring(nlh, st);
-			if (err)
+			st = status_alloc();
+			if (!st)
+				return -ENOMEM;
+			err = parse_ring(nlh, (struct status_buf *)st);
+			if (err) {
+				vmak_ctl_status_free(st);
 				return err;
+			}
 			*cmd = g->cmd;
+			*stp = st;
 			return 0;
 		}
-		pfd.fd = vmak_monitor_fd(mon);
+		pfd.fd = vmak_ctl_monitor_fd(mon);
 		pfd.events = POLLIN;
-		n = poll(&pfd, 1, timeout_ms);
+		n = vmak_sys_poll(&pfd, 1, timeout_ms);
 		if (n < 0)
 			return -errno;
 		if (n == 0)
@@ -516,7 +585,7 @@ VMAK_API int vmak_monitor_next(struct vmak_monitor *mon, int timeout_ms,
 	}
 }
 
-VMAK_API void vmak_monitor_close(struct vmak_monitor *mon)
+VMAK_API void vmak_ctl_monitor_close(struct vmak_monitor *mon)
 {
 	if (!mon)
 		return;

@@ -10,7 +10,7 @@
 #include "linux/vmak.h"
 #include "internal.h"
 #include "nl.h"
-#include "vmak/vmak.h"
+#include "vmak/ctl.h"
 
 static int info_attr_cb(const struct nlattr *attr, void *data)
 {
@@ -65,18 +65,21 @@ static int info_cb(const struct nlmsghdr *nlh, void *data)
 VMAK_API int vmak_info_get(struct vmak_info *info)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct vmak_info out = { .sz = sizeof(out) };
 	struct vmak_nl nl;
 	int err;
 
-	memset(info, 0, sizeof(*info));
+	if (info->sz < sizeof(info->sz))
+		return -EINVAL;
 	err = vmak_nl_open(&nl);
 	if (err)
 		return err;
 	err = vmak_nl_talk(&nl, vmak_nl_msg(&nl, buf, VMAK_CMD_INFO_GET, 0),
-			   info_cb, info);
+			   info_cb, &out);
 	vmak_nl_close(&nl);
-	if (!err && !info->family)
+	if (!err && !out.family)
 		err = -EPROTO;
+	VMAK_SZ_OUT(info, &out);
 	return err;
 }
 
@@ -96,7 +99,7 @@ int vmak_parse_family(const char *s)
 VMAK_API int vmak_family(void)
 {
 	static int cached;
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 	char buf[32];
 	FILE *f;
 	int fam;

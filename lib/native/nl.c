@@ -9,7 +9,7 @@
 #include <linux/netlink.h>
 
 #include "nl.h"
-#include "vmak/vmak.h"
+#include "vmak/ctl.h"
 
 
 static int ctrl_attr_cb(const struct nlattr *attr, void *data)

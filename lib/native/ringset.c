@@ -9,16 +9,26 @@
 
 #include "internal.h"
 #include "linux/vmak.h"
-#include "vmak/ring.h"
-#include "vmak/vmak.h"
+#include "sys.h"
+#include "vmak/ctl.h"
+#include "vmak/ringset.h"
+
+/* The one mapping of a ring; the set hands it out as one side's type. */
+struct ring_map {
+	union {
+		struct vmak_ring_prod prod;
+		struct vmak_ring_cons cons;
+	};
+};
 
 struct ringset_priv {
-	struct vmak_uring rx, tx, fill, comp;
+	struct ring_map rx, tx, fill, comp;
 };
 
 VMAK_API void vmak_ringset_config_default(struct vmak_ringset_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->sz = sizeof(*cfg);
 	cfg->queue_id = VMAK_QUEUE_ANY;
 	cfg->rx_size = 2048;
 	cfg->fill_size = 2048;
@@ -31,13 +41,14 @@ static int set_ring_size(int fd, int opt, uint32_t n)
 {
 	if (!n)
 		return 0;
-	return setsockopt(fd, SOL_VMAK, opt, &n, sizeof(n)) ? -errno : 0;
+	return vmak_sys_setsockopt(fd, SOL_VMAK, opt, &n, sizeof(n)) ? -errno : 0;
 }
 
-static int map_ring(int fd, struct vmak_uring *r, uint32_t n, size_t desc_size,
+static int map_ring(int fd, struct ring_map *m, uint32_t n, size_t desc_size,
 		    const struct vmak_ring_offset *off, uint64_t pgoff)
 {
 	size_t len = off->desc + (size_t)n * desc_size;
+	struct vmak_ring_prod *r = &m->prod;
 	void *map;
 
 	memset(r, 0, sizeof(*r));
@@ -60,11 +71,11 @@ static int map_ring(int fd, struct vmak_uring *r, uint32_t n, size_t desc_size,
 	return 0;
 }
 
-static void unmap_ring(struct vmak_uring *r)
+static void unmap_ring(struct ring_map *m)
 {
-	if (r->map)
-		munmap(r->map, r->map_len);
-	r->map = NULL;
+	if (m->prod.map)
+		munmap(m->prod.map, m->prod.map_len);
+	m->prod.map = NULL;
 }
 
 VMAK_API void vmak_ringset_close(struct vmak_ringset *rs)
@@ -79,64 +90,48 @@ VMAK_API void vmak_ringset_close(struct vmak_ringset *rs)
 		free(p);
 	}
 	if (rs->fd >= 0)
-		close(rs->fd);
+		vmak_sys_close(rs->fd);
 	if (rs->umem_owned && rs->umem)
 		munmap(rs->umem, rs->umem_len);
 	memset(rs, 0, sizeof(*rs));
 	rs->fd = -1;
 }
 
-VMAK_API int vmak_ringset_open(struct vmak_ringset *rs,
-			       const struct vmak_ringset_config *cfg)
+/* The UMEM: the caller's memory or our own mapping, registered. */
+static int ringset_umem(struct vmak_ringset *rs,
+			const struct vmak_ringset_config *cfg)
+{
+	struct vmak_umem_reg reg = {
+		.len = cfg->umem_len,
+		.chunk_size = cfg->chunk_size,
+		.headroom = cfg->headroom,
+	};
+
+	rs->umem = cfg->umem;
+	if (!rs->umem) {
+		rs->umem = mmap(NULL, cfg->umem_len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (rs->umem == MAP_FAILED) {
+			rs->umem = NULL;
+			return -errno;
+		}
+		rs->umem_owned = 1;
+	}
+	rs->umem_len = cfg->umem_len;
+	reg.addr = (uintptr_t)rs->umem;
+	if (vmak_sys_setsockopt(rs->fd, SOL_VMAK, VMAK_UMEM_REG, &reg,
+				sizeof(reg)))
+		return -errno;
+	return 0;
+}
+
+/* Size each ring the config asks for, then map them all. */
+static int ringset_rings(struct vmak_ringset *rs, struct ringset_priv *p,
+			 const struct vmak_ringset_config *cfg)
 {
 	struct vmak_mmap_offsets off;
-	struct sockaddr_vmak sa;
-	struct ringset_priv *p;
 	socklen_t optlen = sizeof(off);
-	int fam, err;
-
-	memset(rs, 0, sizeof(*rs));
-	rs->fd = -1;
-	fam = vmak_family();
-	if (fam < 0)
-		return fam;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	rs->priv = p;
-	rs->fd = socket(fam, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (rs->fd < 0) {
-		err = -errno;
-		goto err;
-	}
-
-	if (cfg->shared_umem_fd < 0) {
-		struct vmak_umem_reg reg = {
-			.len = cfg->umem_len,
-			.chunk_size = cfg->chunk_size,
-			.headroom = cfg->headroom,
-		};
-
-		rs->umem = cfg->umem;
-		if (!rs->umem) {
-			rs->umem = mmap(NULL, cfg->umem_len, PROT_READ | PROT_WRITE,
-					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (rs->umem == MAP_FAILED) {
-				rs->umem = NULL;
-				err = -errno;
-				goto err;
-			}
-			rs->umem_owned = 1;
-		}
-		rs->umem_len = cfg->umem_len;
-		reg.addr = (uintptr_t)rs->umem;
-		if (setsockopt(rs->fd, SOL_VMAK, VMAK_UMEM_REG, &reg, sizeof(reg))) {
-			err = -errno;
-			goto err;
-		}
-	}
-	rs->chunk_size = cfg->chunk_size;
-	rs->headroom = cfg->headroom;
+	int err;
 
 	err = set_ring_size(rs->fd, VMAK_RX_RING, cfg->rx_size);
 	if (!err)
@@ -146,12 +141,11 @@ VMAK_API int vmak_ringset_open(struct vmak_ringset *rs,
 	if (!err)
 		err = set_ring_size(rs->fd, VMAK_COMPLETION_RING, cfg->comp_size);
 	if (err)
-		goto err;
+		return err;
 
-	if (getsockopt(rs->fd, SOL_VMAK, VMAK_MMAP_OFFSETS, &off, &optlen)) {
-		err = -errno;
-		goto err;
-	}
+	if (vmak_sys_getsockopt(rs->fd, SOL_VMAK, VMAK_MMAP_OFFSETS, &off,
+				&optlen))
+		return -errno;
 	err = map_ring(rs->fd, &p->rx, cfg->rx_size, sizeof(struct vmak_rx_desc),
 		       &off.rx, VMAK_PGOFF_RX_RING);
 	if (!err)
@@ -165,11 +159,49 @@ VMAK_API int vmak_ringset_open(struct vmak_ringset *rs,
 		err = map_ring(rs->fd, &p->comp, cfg->comp_size, sizeof(uint64_t),
 			       &off.cr, VMAK_PGOFF_COMPLETION_RING);
 	if (err)
+		return err;
+	rs->rx = cfg->rx_size ? &p->rx.cons : NULL;
+	rs->tx = cfg->tx_size ? &p->tx.prod : NULL;
+	rs->fill = cfg->fill_size ? &p->fill.prod : NULL;
+	rs->comp = cfg->comp_size ? &p->comp.cons : NULL;
+	return 0;
+}
+
+VMAK_API int vmak_ringset_open(struct vmak_ringset *rs,
+			       const struct vmak_ringset_config *config)
+{
+	struct vmak_ringset_config c, *cfg = &c;
+	struct sockaddr_vmak sa;
+	struct ringset_priv *p;
+	int fam, err;
+
+	memset(rs, 0, sizeof(*rs));
+	rs->fd = -1;
+	vmak_ringset_config_default(cfg);
+	if (!VMAK_SZ_IN(cfg, config))
+		return -EINVAL;
+	fam = vmak_family();
+	if (fam < 0)
+		return fam;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	rs->priv = p;
+	rs->fd = vmak_sys_socket(fam, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (rs->fd < 0) {
+		err = -errno;
 		goto err;
-	rs->rx = cfg->rx_size ? &p->rx : NULL;
-	rs->tx = cfg->tx_size ? &p->tx : NULL;
-	rs->fill = cfg->fill_size ? &p->fill : NULL;
-	rs->comp = cfg->comp_size ? &p->comp : NULL;
+	}
+	if (cfg->shared_umem_fd < 0) {
+		err = ringset_umem(rs, cfg);
+		if (err)
+			goto err;
+	}
+	rs->chunk_size = cfg->chunk_size;
+	rs->headroom = cfg->headroom;
+	err = ringset_rings(rs, p, cfg);
+	if (err)
+		goto err;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.svmak_family = (uint16_t)fam;
@@ -180,7 +212,7 @@ VMAK_API int vmak_ringset_open(struct vmak_ringset *rs,
 		sa.svmak_flags |= VMAK_BIND_SHARED_UMEM;
 		sa.svmak_shared_umem_fd = (uint32_t)cfg->shared_umem_fd;
 	}
-	if (bind(rs->fd, (struct sockaddr *)&sa, sizeof(sa))) {
+	if (vmak_sys_bind(rs->fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		err = -errno;
 		goto err;
 	}
@@ -203,7 +235,7 @@ VMAK_API uint32_t vmak_ringset_fill(struct vmak_ringset *rs, uint32_t first,
 	while (n && !vmak_ring_reserve(rs->fill, n, &idx))
 		n--;
 	for (i = 0; i < n; i++)
-		*vmak_ring_addr(rs->fill, idx + i) =
+		*vmak_ring_fill_addr(rs->fill, idx + i) =
 			(uint64_t)((first + i) % nchunks) * rs->chunk_size;
 	if (n)
 		vmak_ring_submit(rs->fill, n);
@@ -218,7 +250,8 @@ VMAK_API int vmak_rule_add_socket(int ring_fd, int udp_fd, uint32_t cookie)
 		.cookie = cookie,
 	};
 
-	return setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_ADD, &r, sizeof(r)) ? -errno : 0;
+	return vmak_sys_setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_ADD, &r,
+				   sizeof(r)) ? -errno : 0;
 }
 
 VMAK_API int vmak_rule_add_group(int ring_fd, int udp_fd,
@@ -239,28 +272,30 @@ VMAK_API int vmak_rule_add_group(int ring_fd, int udp_fd,
 	} else {
 		return -EAFNOSUPPORT;
 	}
-	return setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_ADD, &r, sizeof(r)) ? -errno : 0;
+	return vmak_sys_setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_ADD, &r,
+				   sizeof(r)) ? -errno : 0;
 }
 
 VMAK_API int vmak_rule_del(int ring_fd, uint32_t cookie)
 {
-	return setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_DEL, &cookie,
+	return vmak_sys_setsockopt(ring_fd, SOL_VMAK, VMAK_RULE_DEL, &cookie,
 			  sizeof(cookie)) ? -errno : 0;
 }
 
-VMAK_API int vmak_statistics_get(int ring_fd, struct vmak_statistics *st)
+VMAK_API int vmak_statistics_get(int ring_fd, struct vmak_statistics *st,
+				 size_t sz)
 {
-	socklen_t len = sizeof(*st);
+	socklen_t len = (socklen_t)sz;
 
-	memset(st, 0, sizeof(*st));
-	return getsockopt(ring_fd, SOL_VMAK, VMAK_STATISTICS, st, &len) ? -errno : 0;
+	/* The kernel fills what it has and says how much: the rest reads 0. */
+	memset(st, 0, sz);
+	return vmak_sys_getsockopt(ring_fd, SOL_VMAK, VMAK_STATISTICS, st,
+				   &len) ? -errno : 0;
 }
 
-static void direct_ring(const struct vmak_uring *r, uint32_t stride,
+static void direct_ring(const struct vmak_ring_prod *r, uint32_t stride,
 			struct vmak_direct_ring *d)
 {
-	if (!r)
-		return;
 	d->desc = r->desc;
 	d->count = r->size;
 	d->stride = stride;
@@ -271,17 +306,24 @@ static void direct_ring(const struct vmak_uring *r, uint32_t stride,
 VMAK_API int vmak_ringset_direct(const struct vmak_ringset *rs,
 				 struct vmak_direct *d)
 {
+	struct ringset_priv *p = rs->priv;
 	struct vmak_ring_info info;
 	socklen_t len = sizeof(info);
+	struct vmak_direct out;
 
-	memset(d, 0, sizeof(*d));
-	if (getsockopt(rs->fd, SOL_VMAK, VMAK_RING_INFO, &info, &len))
+	memset(&out, 0, sizeof(out));
+	out.sz = sizeof(out);
+	if (vmak_sys_getsockopt(rs->fd, SOL_VMAK, VMAK_RING_INFO, &info, &len))
 		return -errno;
-	direct_ring(rs->tx, sizeof(struct vmak_tx_desc), &d->send);
-	direct_ring(rs->comp, sizeof(uint64_t), &d->send_cq);
-	direct_ring(rs->fill, sizeof(uint64_t), &d->recv);
-	direct_ring(rs->rx, sizeof(struct vmak_rx_desc), &d->recv_cq);
-	d->ring_id = info.id;
-	d->queue_id = info.queue_id;
-	return 0;
+	if (rs->tx)
+		direct_ring(&p->tx.prod, sizeof(struct vmak_tx_desc), &out.send);
+	if (rs->comp)
+		direct_ring(&p->comp.prod, sizeof(uint64_t), &out.send_cq);
+	if (rs->fill)
+		direct_ring(&p->fill.prod, sizeof(uint64_t), &out.recv);
+	if (rs->rx)
+		direct_ring(&p->rx.prod, sizeof(struct vmak_rx_desc), &out.recv_cq);
+	out.ring_id = info.id;
+	out.queue_id = info.queue_id;
+	return VMAK_SZ_OUT(d, &out) ? 0 : -EINVAL;
 }

@@ -1,21 +1,21 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
- * User-space side of the vmak rings: the same verbs as kmod/ring.h.
+ * User-space side of the vmak rings: the same verbs as the kernel's.
  *
  *   producer (FILL, TX):        reserve -> write -> submit
  *   consumer (RX, COMPLETION):  peek    -> read  -> release
  *
- * Ordering (see kmod/ring.h for the picture): a producer loads 'consumer'
- * with acquire before reusing slots (A) and stores 'producer' with release
- * after writing them (B); a consumer loads 'producer' with acquire before
- * reading (C) and stores 'consumer' with release after reading (D).
- * B pairs with C, D pairs with A. Each side caches the other's index.
+ * The two sides are distinct types, so the compiler refuses a consumer verb
+ * on a producer ring and the reverse. Barriers carry the letters of the
+ * ordering contract drawn in <linux/vmak.h> ("Ring memory ordering"): A and
+ * B on the producer side, C and D on the consumer side.
  *
  * One thread per ring side: the rings are single-producer/single-consumer.
  */
 #ifndef _VMAK_RING_USER_H
 #define _VMAK_RING_USER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "linux/vmak.h"
 
@@ -23,51 +23,65 @@
 extern "C" {
 #endif
 
-struct vmak_uring {
-	uint32_t cached_prod;
-	uint32_t cached_cons;
-	uint32_t mask;
-	uint32_t size;
-	uint32_t *producer;
-	uint32_t *consumer;
-	uint32_t *flags;
-	void *desc;
-	void *map;		/* the mmap()ed region, for munmap */
-	size_t map_len;
-};
-
-static inline uint64_t *vmak_ring_addr(struct vmak_uring *r, uint32_t idx)
-{
-	return &((uint64_t *)r->desc)[idx & r->mask];
+/* One mapped ring; the same fields for both sides, distinct types. */
+#define VMAK_DEFINE_RING(name)						\
+struct name {								\
+	uint32_t cached_prod;						\
+	uint32_t cached_cons;						\
+	uint32_t mask;							\
+	uint32_t size;							\
+	uint32_t *producer;						\
+	uint32_t *consumer;						\
+	uint32_t *flags;						\
+	void *desc;							\
+	void *map;		/* the mmap()ed region, for munmap */	\
+	size_t map_len;							\
 }
 
-static inline struct vmak_rx_desc *vmak_ring_rx_desc(struct vmak_uring *r,
-						     uint32_t idx)
+VMAK_DEFINE_RING(vmak_ring_prod);	/* FILL, TX: user space produces */
+VMAK_DEFINE_RING(vmak_ring_cons);	/* RX, COMPLETION: user space consumes */
+
+/* ---- descriptors ---- */
+
+static inline uint64_t *vmak_ring_fill_addr(struct vmak_ring_prod *fill,
+					    uint32_t idx)
 {
-	return &((struct vmak_rx_desc *)r->desc)[idx & r->mask];
+	return &((uint64_t *)fill->desc)[idx & fill->mask];
 }
 
-static inline struct vmak_tx_desc *vmak_ring_tx_desc(struct vmak_uring *r,
+static inline struct vmak_tx_desc *vmak_ring_tx_desc(struct vmak_ring_prod *tx,
 						     uint32_t idx)
 {
-	return &((struct vmak_tx_desc *)r->desc)[idx & r->mask];
+	return &((struct vmak_tx_desc *)tx->desc)[idx & tx->mask];
+}
+
+static inline const struct vmak_rx_desc *
+vmak_ring_rx_desc(const struct vmak_ring_cons *rx, uint32_t idx)
+{
+	return &((const struct vmak_rx_desc *)rx->desc)[idx & rx->mask];
+}
+
+static inline uint64_t vmak_ring_comp_addr(const struct vmak_ring_cons *comp,
+					   uint32_t idx)
+{
+	return ((const uint64_t *)comp->desc)[idx & comp->mask];
 }
 
 /* ---- producer ---- */
 
-static inline uint32_t vmak_ring_free(struct vmak_uring *r, uint32_t want)
+static inline uint32_t vmak_ring_free(struct vmak_ring_prod *r, uint32_t want)
 {
 	uint32_t n = r->size - (r->cached_prod - r->cached_cons);
 
 	if (n >= want)
 		return n;
-	/* A, matches the kernel's D */
+	/* A, matches D */
 	r->cached_cons = __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
 	return r->size - (r->cached_prod - r->cached_cons);
 }
 
-/* Reserve up to n slots; *idx is the first. Returns how many (0 or n). */
-static inline uint32_t vmak_ring_reserve(struct vmak_uring *r, uint32_t n,
+/* Reserve n slots; *idx is the first. Returns n, or 0 without room. */
+static inline uint32_t vmak_ring_reserve(struct vmak_ring_prod *r, uint32_t n,
 					 uint32_t *idx)
 {
 	if (vmak_ring_free(r, n) < n)
@@ -77,22 +91,22 @@ static inline uint32_t vmak_ring_reserve(struct vmak_uring *r, uint32_t n,
 	return n;
 }
 
-static inline void vmak_ring_submit(struct vmak_uring *r, uint32_t n)
+static inline void vmak_ring_submit(struct vmak_ring_prod *r, uint32_t n)
 {
-	/* B, matches the kernel's C */
+	/* B, matches C */
 	__atomic_store_n(r->producer, *r->producer + n, __ATOMIC_RELEASE);
 }
 
 /* ---- consumer ---- */
 
 /* Up to n entries ready to read; *idx is the first. */
-static inline uint32_t vmak_ring_peek(struct vmak_uring *r, uint32_t n,
+static inline uint32_t vmak_ring_peek(struct vmak_ring_cons *r, uint32_t n,
 				      uint32_t *idx)
 {
 	uint32_t avail = r->cached_prod - r->cached_cons;
 
 	if (avail == 0) {
-		/* C, matches the kernel's B */
+		/* C, matches B */
 		r->cached_prod = __atomic_load_n(r->producer, __ATOMIC_ACQUIRE);
 		avail = r->cached_prod - r->cached_cons;
 	}
@@ -103,9 +117,9 @@ static inline uint32_t vmak_ring_peek(struct vmak_uring *r, uint32_t n,
 	return avail;
 }
 
-static inline void vmak_ring_release(struct vmak_uring *r, uint32_t n)
+static inline void vmak_ring_release(struct vmak_ring_cons *r, uint32_t n)
 {
-	/* D, matches the kernel's A */
+	/* D, matches A */
 	__atomic_store_n(r->consumer, *r->consumer + n, __ATOMIC_RELEASE);
 }
 
@@ -114,22 +128,23 @@ static inline void vmak_ring_release(struct vmak_uring *r, uint32_t n)
  * (the chunks are taken whole: any address inside one will do). Returns n,
  * or 0 when the FILL ring has no room for all of them.
  */
-static inline uint32_t vmak_ring_recycle(struct vmak_uring *fill,
-					 struct vmak_uring *rx, uint32_t rx_idx,
-					 uint32_t n)
+static inline uint32_t vmak_ring_recycle(struct vmak_ring_prod *fill,
+					 const struct vmak_ring_cons *rx,
+					 uint32_t rx_idx, uint32_t n)
 {
 	uint32_t fidx, i;
 
 	if (!vmak_ring_reserve(fill, n, &fidx))
 		return 0;
 	for (i = 0; i < n; i++)
-		*vmak_ring_addr(fill, fidx + i) = vmak_ring_rx_desc(rx, rx_idx + i)->addr;
+		*vmak_ring_fill_addr(fill, fidx + i) =
+			vmak_ring_rx_desc(rx, rx_idx + i)->addr;
 	vmak_ring_submit(fill, n);
 	return n;
 }
 
-/* The kernel's flags word (VMAK_RING_NEED_WAKEUP). */
-static inline int vmak_ring_needs_wakeup(const struct vmak_uring *r)
+/* The kernel's flags word of a ring user space produces into. */
+static inline int vmak_ring_needs_wakeup(const struct vmak_ring_prod *r)
 {
 	return __atomic_load_n(r->flags, __ATOMIC_RELAXED) & VMAK_RING_NEED_WAKEUP;
 }

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/* The C library's socket calls, resolved once (sys.h). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "sys.h"
+
+#define VMAK_SYS_POINTER(ret, name, params, args) ret (*name) params;
+static struct {
+	VMAK_SYS_CALLS(VMAK_SYS_POINTER)
+} sys;
+#undef VMAK_SYS_POINTER
+
+static pthread_once_t sys_once = PTHREAD_ONCE_INIT;
+
+/*
+ * A C library without one of these names cannot run us at all: say which
+ * and stop, as the dynamic linker would for a missing symbol.
+ */
+static void *sys_lookup(const char *name)
+{
+	void *fn = dlsym(RTLD_NEXT, name);
+	char msg[96];
+	int n;
+
+	if (!fn) {
+		n = snprintf(msg, sizeof(msg),
+			     "libvmak: the C library has no %s()\n", name);
+		if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0)
+			n = 0;
+		abort();
+	}
+	return fn;
+}
+
+static void sys_resolve(void)
+{
+#define VMAK_SYS_RESOLVE(ret, name, params, args)			\
+	*(void **)&sys.name = sys_lookup(#name);
+	VMAK_SYS_CALLS(VMAK_SYS_RESOLVE)
+#undef VMAK_SYS_RESOLVE
+}
+
+#define VMAK_SYS_DEFINE(ret, name, params, args)			\
+ret vmak_sys_##name params						\
+{									\
+	pthread_once(&sys_once, sys_resolve);				\
+	return sys.name args;						\
+}
+VMAK_SYS_CALLS(VMAK_SYS_DEFINE)
+#undef VMAK_SYS_DEFINE

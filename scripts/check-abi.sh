@@ -1,0 +1,34 @@
+#!/bin/bash
+# check-abi.sh LIB.so MAP SRCDIR -- libvmak's ABI is what its version
+# script says: the symbols LIB.so exports, the ones MAP lists as global and
+# the functions the sources mark VMAK_API must be the same three sets.
+# Prints the differences and exits 1 if there are any.
+set -euo pipefail
+so=$1 map=$2 src=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWiu]$/ { print $3 }' |
+	sed 's/@.*//' | sort -u > "$tmp/exported"
+awk '/global:/ { on = 1; next } /local:/ { on = 0 }
+     on && /;/ { gsub(/[ \t;]/, ""); if ($0 != "") print }' "$map" |
+	sort -u > "$tmp/map"
+grep -rhoE 'VMAK_API[^(]*\b[a-z_0-9]+\(' "$src" --include='*.c' |
+	sed -E 's/.*[^a-z_0-9]([a-z_0-9]+)\($/\1/' | sort -u > "$tmp/api"
+
+rc=0
+report() {	# report A B what
+	local d
+	d=$(comm -23 "$tmp/$1" "$tmp/$2")
+	if [ -n "$d" ]; then
+		echo "check-abi: $3:"
+		printf '  %s\n' $d
+		rc=1
+	fi
+}
+report exported map "exported by $so but not in $map"
+report map exported "in $map but not exported by $so"
+report api map "marked VMAK_API but not in $map"
+report map api "in $map but not marked VMAK_API in $src"
+[ $rc = 0 ] && echo "check-abi: $(wc -l < "$tmp/map") symbols, $so matches $map"
+exit $rc
