@@ -26,7 +26,7 @@ static int read_file(const char *path, char *buf, size_t len)
 
 TEST(info_matches_sysfs)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 	char buf[64];
 	int fam;
 
@@ -39,7 +39,7 @@ TEST(info_matches_sysfs)
 
 TEST(info_unprivileged)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 	int fam;
 
 	FAMILY_OR_SKIP(fam);
@@ -50,7 +50,7 @@ TEST(info_unprivileged)
 
 TEST(info_in_other_netns)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 	int fam;
 
 	FAMILY_OR_SKIP(fam);
@@ -63,52 +63,52 @@ TEST(info_rejects_attributes)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct nlmsghdr *nlh;
-	struct vmak_nl nl;
+	struct tnl nl;
 	int fam;
 
 	FAMILY_OR_SKIP(fam);
-	ASSERT_EQ(0, vmak_nl_open(&nl));
-	nlh = vmak_nl_msg(&nl, buf, VMAK_CMD_INFO_GET, 0);
+	ASSERT_EQ(0, tnl_open(&nl));
+	nlh = tnl_msg(&nl, buf, VMAK_CMD_INFO_GET, 0);
 	mnl_attr_put_u32(nlh, VMAK_A_INFO_FAMILY, 7);
-	EXPECT_EQ(-EINVAL, vmak_nl_talk(&nl, nlh, NULL, NULL));
+	EXPECT_EQ(-EINVAL, tnl_talk(&nl, nlh, NULL, NULL));
 	EXPECT_NE('\0', nl.ext_msg[0]);
 	TH_LOG("extack: %s", nl.ext_msg);
 
 	/* An attribute type beyond the policy: rejected by strict parsing. */
-	nlh = vmak_nl_msg(&nl, buf, VMAK_CMD_INFO_GET, 0);
+	nlh = tnl_msg(&nl, buf, VMAK_CMD_INFO_GET, 0);
 	mnl_attr_put_u32(nlh, VMAK_A_INFO_MAX + 5, 7);
-	EXPECT_EQ(-EINVAL, vmak_nl_talk(&nl, nlh, NULL, NULL));
+	EXPECT_EQ(-EINVAL, tnl_talk(&nl, nlh, NULL, NULL));
 	EXPECT_NE('\0', nl.ext_msg[0]);
-	vmak_nl_close(&nl);
+	tnl_close(&nl);
 }
 
 TEST(unknown_command)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct vmak_nl nl;
+	struct tnl nl;
 	int fam;
 
 	FAMILY_OR_SKIP(fam);
-	ASSERT_EQ(0, vmak_nl_open(&nl));
-	EXPECT_EQ(-EOPNOTSUPP, vmak_nl_talk(&nl, vmak_nl_msg(&nl, buf, 200, 0),
+	ASSERT_EQ(0, tnl_open(&nl));
+	EXPECT_EQ(-EOPNOTSUPP, tnl_talk(&nl, tnl_msg(&nl, buf, 200, 0),
 					    NULL, NULL));
-	EXPECT_EQ(-EOPNOTSUPP, vmak_nl_talk(&nl, vmak_nl_msg(&nl, buf, 0, 0),
+	EXPECT_EQ(-EOPNOTSUPP, tnl_talk(&nl, tnl_msg(&nl, buf, 0, 0),
 					    NULL, NULL));
-	vmak_nl_close(&nl);
+	tnl_close(&nl);
 }
 
 TEST(info_dump_not_supported)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
-	struct vmak_nl nl;
+	struct tnl nl;
 	int fam;
 
 	FAMILY_OR_SKIP(fam);
-	ASSERT_EQ(0, vmak_nl_open(&nl));
+	ASSERT_EQ(0, tnl_open(&nl));
 	EXPECT_EQ(-EOPNOTSUPP,
-		  vmak_nl_talk(&nl, vmak_nl_msg(&nl, buf, VMAK_CMD_INFO_GET,
+		  tnl_talk(&nl, tnl_msg(&nl, buf, VMAK_CMD_INFO_GET,
 						NLM_F_DUMP), NULL, NULL));
-	vmak_nl_close(&nl);
+	tnl_close(&nl);
 }
 
 TEST(reserved_header_bytes_rejected)
@@ -116,16 +116,16 @@ TEST(reserved_header_bytes_rejected)
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	struct genlmsghdr *g;
 	struct nlmsghdr *nlh;
-	struct vmak_nl nl;
+	struct tnl nl;
 	int fam;
 
 	FAMILY_OR_SKIP(fam);
-	ASSERT_EQ(0, vmak_nl_open(&nl));
-	nlh = vmak_nl_msg(&nl, buf, VMAK_CMD_INFO_GET, 0);
+	ASSERT_EQ(0, tnl_open(&nl));
+	nlh = tnl_msg(&nl, buf, VMAK_CMD_INFO_GET, 0);
 	g = mnl_nlmsg_get_payload(nlh);
 	g->reserved = 1;
-	EXPECT_EQ(-EINVAL, vmak_nl_talk(&nl, nlh, NULL, NULL));
-	vmak_nl_close(&nl);
+	EXPECT_EQ(-EINVAL, tnl_talk(&nl, nlh, NULL, NULL));
+	tnl_close(&nl);
 }
 
 TEST_HARNESS_MAIN

@@ -123,7 +123,7 @@ static void rx_drain(struct vmak_ringset *rs, uint32_t want, int timeout_ms,
 			continue;
 		}
 		for (i = 0; i < n; i++) {
-			struct vmak_rx_desc *d = vmak_ring_rx_desc(rs->rx, idx + i);
+			const struct vmak_rx_desc *d = vmak_ring_rx_desc(rs->rx, idx + i);
 			uint8_t *frame = (uint8_t *)rs->umem + d->addr;
 			uint32_t seq, plen = d->len - d->payload_off;
 
@@ -178,7 +178,7 @@ TEST_F(rx, payloads_in_order_with_cookie_and_timestamp)
 	/* Steered traffic no longer reaches the kernel socket. */
 	EXPECT_ERRNO(EAGAIN, recv(self->udp, buf, sizeof(buf), MSG_DONTWAIT));
 
-	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st, sizeof(st)));
 	EXPECT_EQ(res.got, st.rx_packets);
 	EXPECT_EQ(s.count, st.rx_packets + st.rx_ring_full + st.rx_fill_empty);
 	EXPECT_EQ(0, st.rx_invalid_fill);
@@ -248,7 +248,7 @@ TEST_F(rx, napi_id_recorded)
 TEST_F(rx, descriptor_layout)
 {
 	struct send_spec s = spec_for(&self->net, variant->v6, 1);
-	struct vmak_rx_desc *d;
+	const struct vmak_rx_desc *d;
 	uint32_t idx;
 	uint8_t *f;
 
@@ -292,7 +292,7 @@ TEST_F(rx, unmatched_traffic_reaches_the_kernel)
 	}
 	EXPECT_EQ(0, sh("ip netns exec %s ping -q -c 2 -i 0.2 -W 2 %s >/dev/null",
 			self->net.ns_a, variant->v6 ? ADDR6_B : ADDR_B));
-	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st, sizeof(st)));
 	EXPECT_EQ(0, st.rx_packets);
 	close(other);
 }
@@ -328,7 +328,7 @@ TEST_F(rx, closed_socket_stops_steering)
 	self->udp = -1;
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	usleep(200000);
-	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st, sizeof(st)));
 	EXPECT_EQ(0, st.rx_packets);
 	EXPECT_EQ(10, st.rx_rule_dead);
 }
@@ -346,7 +346,7 @@ TEST_F(rx, ring_full_is_counted)
 	vmak_ringset_fill(&self->rs, variant->ring, variant->ring);
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	usleep(200000);
-	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st, sizeof(st)));
 	EXPECT_EQ(variant->ring, st.rx_packets);
 	EXPECT_EQ(50, st.rx_ring_full);
 	EXPECT_EQ(0, st.rx_passed);
@@ -369,7 +369,7 @@ TEST_F(rx, fill_empty_sets_need_wakeup)
 	s.size = 64;
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	usleep(200000);
-	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st, sizeof(st)));
 	EXPECT_EQ(10, st.rx_packets);
 	EXPECT_EQ(30, st.rx_fill_empty);
 	EXPECT_TRUE(vmak_ring_needs_wakeup(rs2.fill));
@@ -403,7 +403,7 @@ TEST_F(rx, pass_on_drop_reaches_the_kernel)
 		ASSERT_EQ(1, poll(&p, 1, 2000));
 		ASSERT_GT(recv(self->udp, buf, sizeof(buf), 0), 0);
 	}
-	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st, sizeof(st)));
 	EXPECT_EQ(10, st.rx_packets);
 	EXPECT_EQ(20, st.rx_passed);
 	vmak_ringset_close(&rs2);
@@ -421,16 +421,16 @@ TEST_F(rx, invalid_fill_entries_skipped_and_counted)
 				 VMAK_QUEUE_ANY, 0));
 	ASSERT_EQ(8, vmak_ring_reserve(rs2.fill, 8, &idx));
 	for (int i = 0; i < 8; i++)	/* odd entries point past the UMEM */
-		*vmak_ring_addr(rs2.fill, idx + i) = i % 2 ?
+		*vmak_ring_fill_addr(rs2.fill, idx + i) = i % 2 ?
 			rs2.umem_len + (uint64_t)i * 4096 : (uint64_t)i * 2048;
-	*vmak_ring_addr(rs2.fill, idx + 7) = ~0ULL;
+	*vmak_ring_fill_addr(rs2.fill, idx + 7) = ~0ULL;
 	vmak_ring_submit(rs2.fill, 8);
 	ASSERT_EQ(0, vmak_rule_add_socket(rs2.fd, self->udp, 3));
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	rx_drain(&rs2, 4, 2000, 3, &s, &res);
 	EXPECT_EQ(4, res.got);
 	EXPECT_EQ(0, res.bad);
-	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st, sizeof(st)));
 	/* Four good chunks were taken past three bad entries. */
 	EXPECT_EQ(3, st.rx_invalid_fill);
 	vmak_ringset_close(&rs2);
@@ -456,7 +456,7 @@ TEST_F(rx, ip_fragments_reach_the_kernel)
 		EXPECT_EQ(0, payload_check(buf, 3000, &seq));
 		EXPECT_EQ((uint32_t)i, seq);
 	}
-	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(self->rs.fd, &st, sizeof(st)));
 	EXPECT_EQ(0, st.rx_packets);
 }
 
@@ -470,12 +470,12 @@ TEST_F(rx, hostile_fill_producer_index)
 				 VMAK_QUEUE_ANY, 0));
 	/* Every entry invalid, and the producer 2^31 ahead of the consumer. */
 	for (uint32_t i = 0; i < 64; i++)
-		*vmak_ring_addr(rs2.fill, i) = ~0ULL;
+		*vmak_ring_fill_addr(rs2.fill, i) = ~0ULL;
 	__atomic_store_n(rs2.fill->producer, 0x80000000u, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, vmak_rule_add_socket(rs2.fd, self->udp, 3));
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	usleep(200000);
-	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st, sizeof(st)));
 	EXPECT_EQ(0, st.rx_packets);
 	EXPECT_EQ(5, st.rx_fill_empty);
 	/* Each packet looked at no more than one ring's worth of entries. */
@@ -500,7 +500,7 @@ TEST_F(rx, too_big_for_a_chunk)
 	s.size = 900;
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	usleep(200000);
-	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st));
+	ASSERT_EQ(0, vmak_statistics_get(rs2.fd, &st, sizeof(st)));
 	EXPECT_EQ(3, st.rx_too_big);
 	EXPECT_EQ(3, st.rx_packets);
 	vmak_ringset_close(&rs2);
@@ -520,7 +520,7 @@ TEST_F(rx, udp_segment_sender_yields_datagrams)
 	while (res.got < 50 && rx_wait(&self->rs, 2000) > 0) {
 		n = vmak_ring_peek(self->rs.rx, 64, &idx);
 		for (i = 0; i < n; i++) {
-			struct vmak_rx_desc *d = vmak_ring_rx_desc(self->rs.rx, idx + i);
+			const struct vmak_rx_desc *d = vmak_ring_rx_desc(self->rs.rx, idx + i);
 			uint8_t *f = (uint8_t *)self->rs.umem + d->addr;
 			uint32_t plen = d->len - d->payload_off, seq;
 			uint8_t *l4 = f + d->payload_off - 8;
@@ -652,7 +652,7 @@ TEST(four_queues_four_rings_hash_mapping)
 
 		while ((n = vmak_ring_peek(rs[q].rx, 256, &idx))) {
 			for (i = 0; i < n; i++) {
-				struct vmak_rx_desc *d = vmak_ring_rx_desc(rs[q].rx, idx + i);
+				const struct vmak_rx_desc *d = vmak_ring_rx_desc(rs[q].rx, idx + i);
 				uint8_t *fr = (uint8_t *)rs[q].umem + d->addr;
 				uint32_t seq;
 
@@ -714,15 +714,15 @@ TEST(shared_umem_two_rings)
 	s.dport = PORT + 1;
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	usleep(200000);
-	ASSERT_EQ(0, vmak_statistics_get(a.fd, &sa));
-	ASSERT_EQ(0, vmak_statistics_get(b.fd, &sb));
+	ASSERT_EQ(0, vmak_statistics_get(a.fd, &sa, sizeof(sa)));
+	ASSERT_EQ(0, vmak_statistics_get(b.fd, &sb, sizeof(sb)));
 	EXPECT_EQ(20, sa.rx_packets);
 	EXPECT_EQ(20, sb.rx_packets);
 	uint32_t idx;
 
 	ASSERT_EQ(20, vmak_ring_peek(b.rx, 64, &idx));
 	for (int i = 0; i < 20; i++) {
-		struct vmak_rx_desc *d = vmak_ring_rx_desc(b.rx, idx + i);
+		const struct vmak_rx_desc *d = vmak_ring_rx_desc(b.rx, idx + i);
 
 		EXPECT_GE(d->addr, 32 * 2048);
 		EXPECT_EQ(2u, d->cookie);
@@ -771,8 +771,8 @@ TEST(multicast_fan_out_to_two_rings)
 			       .count = 30, .size = 64, .mcast_if = net.dev_a };
 	ASSERT_EQ(0, sender_wait(sender_start(&s)));
 	usleep(200000);
-	ASSERT_EQ(0, vmak_statistics_get(a.fd, &sa));
-	ASSERT_EQ(0, vmak_statistics_get(b.fd, &sb));
+	ASSERT_EQ(0, vmak_statistics_get(a.fd, &sa, sizeof(sa)));
+	ASSERT_EQ(0, vmak_statistics_get(b.fd, &sb, sizeof(sb)));
 	EXPECT_EQ(30, sa.rx_packets);
 	EXPECT_EQ(30, sb.rx_packets);
 	vmak_ringset_close(&a);

@@ -62,7 +62,7 @@ static int net_header(int ring, int udp, struct vmak_net_header *nh, int *first)
 
 	for (int i = 0; i < 100; i++) {
 		memset(nh, 0, sizeof(*nh));
-		nh->fd = (uint32_t)udp;
+		nh->fd = udp;
 		if (!getsockopt(ring, SOL_VMAK, VMAK_NET_HEADER, nh, &len))
 			return 0;
 		if (first && i == 0)
@@ -156,7 +156,7 @@ static uint32_t cq_take(struct vmak_ringset *rs, uint64_t *out, uint32_t max,
 	for (int t = 0; t <= ms; t += 10) {
 		n = vmak_ring_peek(rs->comp, max - got, &idx);
 		for (uint32_t i = 0; i < n; i++)
-			out[got + i] = *vmak_ring_addr(rs->comp, idx + i);
+			out[got + i] = vmak_ring_comp_addr(rs->comp, idx + i);
 		vmak_ring_release(rs->comp, n);
 		got += n;
 		if (got >= want || got == max)
@@ -485,7 +485,7 @@ TEST_F(tx, errors)
 	fd = socket(vmak_family(), SOCK_RAW, 0);
 	ASSERT_GE(fd, 0);
 	EXPECT_ERRNO(ENOBUFS, sendto(fd, NULL, 0, MSG_DONTWAIT, NULL, 0));
-	nh.fd = (uint32_t)self->udp;
+	nh.fd = self->udp;
 	EXPECT_ERRNO(ENXIO, getsockopt(fd, SOL_VMAK, VMAK_NET_HEADER, &nh, &len));
 	sa.svmak_family = (uint16_t)vmak_family();
 	sa.svmak_ifindex = (uint32_t)self->net.ifindex_b;
@@ -507,20 +507,20 @@ TEST_F(tx, errors)
 	nh.fd = 9999;
 	EXPECT_ERRNO(EBADF, getsockopt(self->rs.fd, SOL_VMAK, VMAK_NET_HEADER, &nh, &len));
 	tcp = socket(AF_INET, SOCK_STREAM, 0);
-	nh.fd = (uint32_t)tcp;
+	nh.fd = tcp;
 	EXPECT_ERRNO(EINVAL, getsockopt(self->rs.fd, SOL_VMAK, VMAK_NET_HEADER, &nh, &len));
 	unconnected = udp_bound(AF_INET, ADDR_B, SPORT + 2);
 	nh.fd = (uint32_t)unconnected;
 	EXPECT_ERRNO(ENOTCONN, getsockopt(self->rs.fd, SOL_VMAK, VMAK_NET_HEADER, &nh, &len));
 	len = sizeof(nh) - 1;
-	nh.fd = (uint32_t)self->udp;
+	nh.fd = self->udp;
 	EXPECT_ERRNO(EINVAL, getsockopt(self->rs.fd, SOL_VMAK, VMAK_NET_HEADER, &nh, &len));
 	close(tcp);
 	close(unconnected);
 }
 
 /* The template against the kernel's own datagram, captured on the peer. */
-static void header_vs_capture(struct __test_meta *_metadata, struct vnet *net,
+static void header_vs_capture(struct __test_metadata *_metadata, struct vnet *net,
 			      int ring, int fam)
 {
 	struct sockaddr_ll ll = { 0 };
@@ -559,8 +559,8 @@ static void header_vs_capture(struct __test_meta *_metadata, struct vnet *net,
 		struct iphdr *k = (struct iphdr *)(frame + ETH_HLEN);
 		struct iphdr *m = (struct iphdr *)(nh.hdr + ETH_HLEN);
 
-		EXPECT_EQ(k->version, m->version);
-		EXPECT_EQ(k->ihl, m->ihl);
+		EXPECT_EQ((int)k->version, (int)m->version);
+		EXPECT_EQ((int)k->ihl, (int)m->ihl);
 		EXPECT_EQ(k->tos, m->tos);
 		EXPECT_EQ(k->ttl, m->ttl);
 		EXPECT_EQ(k->frag_off, m->frag_off);

@@ -30,7 +30,7 @@ TEST_TIMEOUT(ring_lives_return_everything, 900)
 {
 	struct vmak_ringset_config cfg;
 	struct vmak_ringset keep, rs;
-	struct vmak_ring_status st;
+	struct vmak_ring_status *st = NULL;
 	uint64_t pin0, slab0, slab1, pin1 = 0;
 	long ref0, ref1 = 0;
 	int fam, udp, rings0 = 0, rings1 = 0;
@@ -49,7 +49,7 @@ TEST_TIMEOUT(ring_lives_return_everything, 900)
 
 	pin0 = module_pinned();
 	ref0 = module_refcnt();
-	ASSERT_EQ(0, vmak_ring_list(NULL, count_rings, &rings0));
+	ASSERT_EQ(0, vmak_ctl_ring_list(NULL, count_rings, &rings0));
 	slab0 = meminfo_kb("SUnreclaim");
 	for (int i = 0; i < CYCLES; i++) {
 		ASSERT_EQ(0, vmak_ringset_open(&rs, &cfg));
@@ -59,8 +59,8 @@ TEST_TIMEOUT(ring_lives_return_everything, 900)
 			socklen_t len = sizeof(info);
 
 			ASSERT_EQ(0, getsockopt(rs.fd, SOL_VMAK, VMAK_RING_INFO, &info, &len));
-			ASSERT_EQ(0, vmak_ring_status_get(info.id, &st));
-			ASSERT_EQ(1, st.rule_count);
+			ASSERT_EQ(0, ring_get(info.id, &st));
+			ASSERT_EQ(1, st->rule_count);
 		}
 		vmak_ringset_close(&rs);
 	}
@@ -72,7 +72,7 @@ TEST_TIMEOUT(ring_lives_return_everything, 900)
 			break;
 		usleep(50000);
 	}
-	ASSERT_EQ(0, vmak_ring_list(NULL, count_rings, &rings1));
+	ASSERT_EQ(0, vmak_ctl_ring_list(NULL, count_rings, &rings1));
 	slab1 = meminfo_kb("SUnreclaim");
 	TH_LOG("%d cycles: pinned %llu -> %llu, refcnt %ld -> %ld, rings %d -> %d, "
 	       "SUnreclaim %llu -> %llu kB", CYCLES,

@@ -15,7 +15,7 @@
 
 TEST_TIMEOUT(netns_deleted_under_traffic, 120)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 	struct vnet net;
 	int pipefd[2], st, fam, init_ns;
 	pid_t rx, tx;
@@ -82,7 +82,7 @@ struct race {
 	unsigned long dumps, dump_errors;
 };
 
-static int no_rule(const struct vmak_nl_rule *rule, void *arg)
+static int no_rule(const struct vmak_ctl_rule *rule, void *arg)
 {
 	(void)rule;
 	(void)arg;
@@ -97,9 +97,9 @@ static void *dumper(void *arg)
 	while (!r->stop) {
 		int n = 0;
 
-		if (vmak_ring_list(NULL, count_rings, &n))
+		if (vmak_ctl_ring_list(NULL, count_rings, &n))
 			r->dump_errors++;
-		if (vmak_rule_list(0, no_rule, NULL))
+		if (vmak_ctl_rule_list(0, no_rule, NULL))
 			r->dump_errors++;
 		r->dumps++;
 	}
@@ -146,7 +146,7 @@ TEST_TIMEOUT(close_races_rx_tx_and_dumps, 300)
 		sendto(rs.fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
 		usleep((useconds_t)(i % 7) * 300);
 		if (i % 10 == 0)
-			EXPECT_EQ(0, vmak_ring_list(NULL, count_rings, &n));
+			EXPECT_EQ(0, vmak_ctl_ring_list(NULL, count_rings, &n));
 		vmak_ringset_close(&rs);
 		if (i == 299)	/* just closed: the hook lingers */
 			EXPECT_EQ(1, hooked_devices());

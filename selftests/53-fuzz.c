@@ -57,7 +57,7 @@ struct fz {
 	struct fz_sock s[NSOCK];
 	int udp[NUDP];
 	uint8_t *umem;
-	struct vmak_nl nl;
+	struct tnl nl;
 	char nlbuf[8192];
 	uint64_t calls[OP_COUNT], ok[OP_COUNT];
 	uint64_t binds, maps, taken;	/* successful binds, ring maps, RX descs read */
@@ -588,7 +588,7 @@ TEST_TIMEOUT(fuzz_socket_abi_and_netlink, 3600)
 	f->umem = mmap(NULL, UMEM_LEN, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_TRUE(f->umem != MAP_FAILED);
-	ASSERT_EQ(0, vmak_nl_open(&f->nl));
+	ASSERT_EQ(0, tnl_open(&f->nl));
 	for (int i = 0; i < 2; i++) {
 		struct send_spec sp = { .ns = net.ns_a, .dst = ADDR_B,
 					.dport = (uint16_t)(PORT + i),
@@ -639,13 +639,13 @@ TEST_TIMEOUT(fuzz_socket_abi_and_netlink, 3600)
 
 	for (int i = 0; i < NUDP; i++)
 		close(f->udp[i]);
-	vmak_nl_close(&f->nl);
+	tnl_close(&f->nl);
 	munmap(f->umem, UMEM_LEN);
 	/* Everything let go (UMEM release runs in a work item). */
 	for (int t = 0; t < 100 && module_pinned() != pinned0; t++)
 		usleep(20000);
 	EXPECT_EQ(pinned0, module_pinned());
-	EXPECT_EQ(0, vmak_ring_list(NULL, count_rings, &rings));
+	EXPECT_EQ(0, vmak_ctl_ring_list(NULL, count_rings, &rings));
 	EXPECT_EQ(0, rings);
 	vnet_teardown(&net);
 	free(f);

@@ -45,7 +45,22 @@ static inline int drop_privileges(void)
 	return drop_privileges_to(65534);
 }
 
-#endif
+/* One ring's status over netlink into *st, freeing what *st held. */
+static inline int ring_get(uint32_t id, struct vmak_ring_status **st)
+{
+	vmak_ctl_status_free(*st);
+	*st = NULL;
+	return vmak_ctl_ring_get(id, st);
+}
+
+/* The next ring notification into *st, freeing what *st held. */
+static inline int monitor_next(struct vmak_monitor *mon, int timeout_ms,
+			       int *cmd, struct vmak_ring_status **st)
+{
+	vmak_ctl_status_free(*st);
+	*st = NULL;
+	return vmak_ctl_monitor_next(mon, timeout_ms, cmd, st);
+}
 
 /* ---- two network namespaces joined by veth ------------------------------ */
 
@@ -330,7 +345,7 @@ static inline void rx_recycle(struct vmak_ringset *rs, uint64_t addr)
 	uint32_t idx;
 
 	if (vmak_ring_reserve(rs->fill, 1, &idx)) {
-		*vmak_ring_addr(rs->fill, idx) = addr;
+		*vmak_ring_fill_addr(rs->fill, idx) = addr;
 		vmak_ring_submit(rs->fill, 1);
 	}
 }
@@ -371,7 +386,7 @@ static inline uint32_t ring_id(int fd)
 	return getsockopt(fd, SOL_VMAK, VMAK_RING_INFO, &info, &len) ? 0 : info.id;
 }
 
-/* vmak_ring_list() callback: count into *(int *)arg. */
+/* vmak_ctl_ring_list() callback: count into *(int *)arg. */
 static inline int count_rings(const struct vmak_ring_status *st, void *arg)
 {
 	(void)st;
@@ -412,7 +427,7 @@ static inline int write_knob(const char *path, const char *val)
 /* Pages the module holds pinned (netlink info), ~0 on error. */
 static inline uint64_t module_pinned(void)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 
 	return vmak_info_get(&info) ? ~0ULL : info.pinned_pages;
 }
@@ -421,7 +436,7 @@ static inline uint64_t module_pinned(void)
  * error. */
 static inline uint32_t hooked_devices(void)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 
 	return vmak_info_get(&info) ? ~0u : info.hooked_devices;
 }
@@ -536,3 +551,5 @@ static inline void steered_ring_teardown(struct vnet *net, struct vmak_ringset *
 	close(tx);
 	vnet_teardown(net);
 }
+
+#endif /* _VMAK_SELFTEST_COMMON_H */

@@ -35,7 +35,7 @@ TEST(strerror_names_the_module)
 
 TEST(no_module_on_host)
 {
-	struct vmak_info info;
+	struct vmak_info info = { .sz = sizeof(info) };
 
 	/* The build host has no vmak.ko: the library must say so. */
 	if (!access(VMAK_FAMILY_SYSFS, F_OK))

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The uapi header of the netlink family is what the kernel's ynl generator
-# makes of Documentation/netlink/vmak.yaml (which also proves the spec
+# makes of Documentation/netlink/specs/vmak.yaml (which also proves the spec
 # valid against the kernel's genetlink schema).
 cd "$(dirname "$0")/../.." && . selftests/lib.sh
 tmp=$(mktemp)
