@@ -24,6 +24,21 @@ fi
 echo "== host unit tests"
 make -s unit 2>&1 | tee "$out/unit.tap"
 
+# The host checks of the tree: each is one TAP line, its output in a log.
+echo "== host checks"
+for t in "style:checkpatch --strict finds nothing unexpected" \
+	 "check-abi:libvmak.so exports exactly lib/libvmak.map" \
+	 "check-layers:no library layer below preload calls an interposed name" \
+	 "htmldocs:Documentation builds with Sphinx, warnings as errors"; do
+	target=${t%%:*}
+	if make -s "$target" > "$out/$target.log" 2>&1; then
+		echo "ok - $target: ${t#*:}"
+	else
+		cat "$out/$target.log"
+		echo "not ok - $target: ${t#*:}"
+	fi
+done | tee "$out/host.tap"
+
 for k in "${kernels[@]}"; do
 	echo "== VM selftests on $k"
 	selftests/vm/run --kernel "$k" 2>&1 | tee "$out/vm-$k.tap"

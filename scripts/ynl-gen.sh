@@ -34,6 +34,6 @@ trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/Documentation/netlink/specs"
 touch "$work/MAINTAINERS"
 cp "$src"/Documentation/netlink/*.yaml "$work/Documentation/netlink/"
-cp "$here/Documentation/netlink/vmak.yaml" "$work/Documentation/netlink/specs/"
+cp "$here/Documentation/netlink/specs/vmak.yaml" "$work/Documentation/netlink/specs/"
 timeout 120 /usr/bin/python3 "$src/tools/net/ynl/ynl-gen-c.py" --mode uapi \
 	--header --spec "$work/Documentation/netlink/specs/vmak.yaml" -o "$out"
