@@ -16,9 +16,11 @@
  * and takes vmak_mutex; the reaper takes vmak_mutex alone. A struct
  * vmak_dev is freed after a grace period, once no hook can run on it.
  */
+#include <linux/inetdevice.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter_netdev.h>
 #include <linux/rtnetlink.h>
+#include <net/addrconf.h>
 
 #include "vmak.h"
 #include "dev.h"
@@ -27,6 +29,29 @@
 /* Devices, their hooks and flow tables, socket state; see vmak.h. */
 DEFINE_MUTEX(vmak_mutex);
 static LIST_HEAD(vmak_devs);
+
+/*
+ * Bumped whenever an address is added to or removed from any device, so
+ * that a rule's "this address is the host's" answer can be kept until
+ * then (vmak_rule_local()). Starts at 1: 0 means never checked.
+ */
+atomic_t vmak_addr_gen = ATOMIC_INIT(1);
+
+static int vmak_addr_event(struct notifier_block *nb, unsigned long event,
+			   void *ptr)
+{
+	if (event == NETDEV_UP || event == NETDEV_DOWN)
+		atomic_inc(&vmak_addr_gen);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block vmak_inetaddr_notifier = {
+	.notifier_call = vmak_addr_event,
+};
+
+static struct notifier_block vmak_inet6addr_notifier = {
+	.notifier_call = vmak_addr_event,
+};
 
 static struct vmak_dev *vmak_dev_find(const struct net_device *dev)
 {
@@ -157,7 +182,8 @@ u32 vmak_hooked_devices(struct net *net)
 /* The bound device, under rcu_read_lock(); NULL when not bound. */
 struct net_device *vmak_sock_dev_rcu(struct vmak_sock *vs)
 {
-	struct vmak_dev *vdev = READ_ONCE(vs->vdev);
+	/* Then vs->umem and vs->cq_map, set before bind, are seen too. */
+	struct vmak_dev *vdev = smp_load_acquire(&vs->vdev);
 
 	return vdev ? vdev->dev : NULL;
 }
@@ -174,7 +200,11 @@ int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev,
 
 	rtnl_lock();
 	mutex_lock(&vmak_mutex);
-	if (dev->reg_state != NETREG_REGISTERED) {
+	/* The lookup ran without rtnl: the device may have left since, or
+	 * moved to another netns (its reg_state stays REGISTERED then).
+	 */
+	if (dev->reg_state != NETREG_REGISTERED ||
+	    !net_eq(dev_net(dev), sock_net(&vs->sk))) {
 		err = -ENODEV;
 		goto out;
 	}
@@ -185,7 +215,8 @@ int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev,
 	}
 	if (shared)	/* pairs with smp_load_acquire() in vmak_nl_fill_ring() */
 		smp_store_release(&vs->umem, shared);
-	WRITE_ONCE(vs->vdev, vdev);
+	/* After the UMEM: pairs with smp_load_acquire() in vmak_sock_dev_rcu() */
+	smp_store_release(&vs->vdev, vdev);
 	vs->ifindex = dev->ifindex;
 	list_add_tail(&vs->dev_node, &vdev->socks);
 	WRITE_ONCE(vs->state, VMAK_STATE_BOUND);
@@ -287,7 +318,21 @@ int __init vmak_dev_init(void)
 	vmak_keys_hold();
 	err = register_netdevice_notifier(&vmak_netdev_notifier);
 	if (err)
-		vmak_keys_drop();
+		goto err_keys;
+	err = register_inetaddr_notifier(&vmak_inetaddr_notifier);
+	if (err)
+		goto err_netdev;
+	err = register_inet6addr_notifier(&vmak_inet6addr_notifier);
+	if (err)
+		goto err_inet;
+	return 0;
+
+err_inet:
+	unregister_inetaddr_notifier(&vmak_inetaddr_notifier);
+err_netdev:
+	unregister_netdevice_notifier(&vmak_netdev_notifier);
+err_keys:
+	vmak_keys_drop();
 	return err;
 }
 
@@ -303,6 +348,8 @@ void vmak_dev_exit(void)
 		vmak_dev_release(vdev);
 	}
 	mutex_unlock(&vmak_mutex);
+	unregister_inet6addr_notifier(&vmak_inet6addr_notifier);
+	unregister_inetaddr_notifier(&vmak_inetaddr_notifier);
 	unregister_netdevice_notifier(&vmak_netdev_notifier);
 	vmak_keys_drop();
 }

@@ -17,6 +17,7 @@
 #include <linux/rhashtable.h>
 #include <net/addrconf.h>
 #include <net/if_inet6.h>
+#include <net/l3mdev.h>
 #include <net/inet_sock.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
@@ -68,14 +69,61 @@ static void vmak_rule_free_rcu(struct rcu_head *head)
 	kfree(r);
 }
 
+/* Index a socket rule's keys by local port, for the TX check. */
+static int vmak_port_link(struct vmak_rule_obj *r)
+{
+	struct xarray *ports = &r->vs->tx_ports;
+	struct vmak_port *p;
+	int i, err;
+
+	for (i = 0; i < r->nkeys; i++) {
+		unsigned long port = ntohs(r->key[i].dport);
+
+		p = xa_load(ports, port);
+		if (!p) {
+			p = kzalloc(sizeof(*p), GFP_KERNEL_ACCOUNT);
+			if (!p)
+				return -ENOMEM;
+			err = xa_insert(ports, port, p, GFP_KERNEL_ACCOUNT);
+			if (err) {
+				kfree(p);
+				return err;
+			}
+		}
+		hlist_add_head_rcu(&r->ent[i].port_node, &p->keys);
+	}
+	return 0;
+}
+
+static void vmak_port_unlink(struct vmak_rule_obj *r)
+{
+	struct xarray *ports = &r->vs->tx_ports;
+	struct vmak_port *p;
+	int i;
+
+	for (i = 0; i < r->nkeys; i++) {
+		unsigned long port = ntohs(r->key[i].dport);
+
+		if (hlist_unhashed(&r->ent[i].port_node))
+			continue;	/* never linked */
+		hlist_del_rcu(&r->ent[i].port_node);
+		p = xa_load(ports, port);
+		if (p && hlist_empty(&p->keys)) {
+			xa_erase(ports, port);
+			kfree_rcu(p, rcu);
+		}
+	}
+}
+
 /*
- * Unlink one rule from the flow table (the caller took it out of
- * vs->rules); it is freed after a grace period.
+ * Unlink one rule from the flow table and the port index (the caller took
+ * it out of vs->rules); it is freed after a grace period.
  */
 static void vmak_rule_unlink(struct vmak_flow_table *ft, struct vmak_rule_obj *r)
 {
 	int i;
 
+	vmak_port_unlink(r);
 	for (i = 0; i < r->nkeys; i++) {
 		struct vmak_flow *flow = r->ent[i].flow;
 
@@ -140,17 +188,13 @@ err_unlink:
 	return err;
 }
 
-static bool vmak_addr_zero(const u8 *a, int len)
-{
-	return !memchr_inv(a, 0, len);
-}
 
 static int vmak_rule_key_raw(struct vmak_sock *vs, const struct vmak_rule *req,
 			     struct vmak_rule_obj *r)
 {
 	struct vmak_key *k = &r->key[0];
 
-	if (!ns_capable(sock_net(&vs->sk)->user_ns, CAP_NET_RAW))
+	if (!vmak_sock_capable(vs, CAP_NET_RAW))
 		return -EPERM;
 	if (req->af != AF_INET && req->af != AF_INET6)
 		return -EAFNOSUPPORT;
@@ -162,7 +206,15 @@ static int vmak_rule_key_raw(struct vmak_sock *vs, const struct vmak_rule *req,
 	    (!vmak_addr_zero(req->dst_addr + 4, 12) ||
 	     !vmak_addr_zero(req->src_addr + 4, 12)))
 		return -EINVAL;
-	/* A source address without a port (or the reverse) is allowed. */
+	/*
+	 * A source is matched on the packet's whole 4-tuple: a source address
+	 * without its port (or the reverse), or a source with a wildcard
+	 * destination address, could never match.
+	 */
+	if (!vmak_addr_zero(req->src_addr, 16) != !!req->src_port)
+		return -EINVAL;
+	if (req->src_port && vmak_addr_zero(req->dst_addr, 16))
+		return -EINVAL;
 	k->af = req->af;
 	k->proto = IPPROTO_UDP;
 	k->dport = req->dst_port;
@@ -173,43 +225,58 @@ static int vmak_rule_key_raw(struct vmak_sock *vs, const struct vmak_rule *req,
 	return 0;
 }
 
-static bool vmak_sk_joined_v4(struct sock *usk, __be32 group)
+/*
+ * Has usk joined the group of key k on the device ifindex? Under RCU or
+ * not; the hook asks for every packet of a group rule, as the kernel's
+ * own multicast delivery walks the socket's list.
+ */
+bool vmak_sk_joined(struct sock *usk, const struct vmak_key *k, int ifindex)
 {
-	struct ip_mc_socklist *ml;
 	bool found = false;
 
 	rcu_read_lock();
-	for (ml = rcu_dereference(inet_sk(usk)->mc_list); ml;
-	     ml = rcu_dereference(ml->next_rcu)) {
-		if (ml->multi.imr_multiaddr.s_addr == group) {
-			found = true;
-			break;
+	if (k->af == AF_INET) {
+		struct ip_mc_socklist *ml;
+
+		for (ml = rcu_dereference(inet_sk(usk)->mc_list); ml;
+		     ml = rcu_dereference(ml->next_rcu)) {
+			if (!memcmp(&ml->multi.imr_multiaddr.s_addr, k->daddr, 4) &&
+			    ml->multi.imr_ifindex == ifindex) {
+				found = true;
+				break;
+			}
 		}
+#if IS_ENABLED(CONFIG_IPV6)
+	} else if (usk->sk_family == AF_INET6) {
+		struct ipv6_mc_socklist *ml;
+
+		for (ml = rcu_dereference(inet6_sk(usk)->ipv6_mc_list); ml;
+		     ml = rcu_dereference(ml->next)) {
+			if (!memcmp(&ml->addr, k->daddr, 16) &&
+			    ml->ifindex == ifindex) {
+				found = true;
+				break;
+			}
+		}
+#endif
 	}
 	rcu_read_unlock();
 	return found;
 }
 
-static bool vmak_sk_joined_v6(struct sock *usk, const struct in6_addr *group)
+void vmak_sk_sig_take(const struct sock *sk, struct vmak_sk_sig *s)
 {
+	memset(s, 0, sizeof(*s));
+	s->num = sk->sk_num;
+	s->dport = sk->sk_dport;
+	s->bound_dev_if = sk->sk_bound_dev_if;
+	s->rcv_saddr = sk->sk_rcv_saddr;
+	s->daddr = sk->sk_daddr;
 #if IS_ENABLED(CONFIG_IPV6)
-	struct ipv6_mc_socklist *ml;
-	bool found = false;
-
-	if (usk->sk_family != AF_INET6)
-		return false;
-	rcu_read_lock();
-	for (ml = rcu_dereference(inet6_sk(usk)->ipv6_mc_list); ml;
-	     ml = rcu_dereference(ml->next)) {
-		if (ipv6_addr_equal(&ml->addr, group)) {
-			found = true;
-			break;
-		}
+	if (sk->sk_family == AF_INET6) {
+		s->v6_rcv_saddr = sk->sk_v6_rcv_saddr;
+		s->v6_daddr = sk->sk_v6_daddr;
 	}
-	rcu_read_unlock();
-	return found;
-#else
-	return false;
 #endif
 }
 
@@ -239,25 +306,50 @@ static void vmak_key_v6(struct vmak_key *k, const struct in6_addr *daddr,
 }
 
 /* The key of a multicast group the socket joined (req->af names it). */
+/* usk is bound to the wildcard address or to k's destination address. */
+static bool vmak_sk_bound_to(struct sock *usk, const struct vmak_key *k)
+{
+	if (usk->sk_family == AF_INET)
+		return !usk->sk_rcv_saddr ||
+		       !memcmp(&usk->sk_rcv_saddr, k->daddr, 4);
+#if IS_ENABLED(CONFIG_IPV6)
+	if (ipv6_addr_any(&usk->sk_v6_rcv_saddr))
+		return true;
+	if (k->af == AF_INET)
+		return ipv6_addr_v4mapped(&usk->sk_v6_rcv_saddr) &&
+		       !memcmp(&usk->sk_v6_rcv_saddr.s6_addr32[3], k->daddr, 4);
+	return !memcmp(&usk->sk_v6_rcv_saddr, k->daddr, 16);
+#else
+	return false;
+#endif
+}
+
 static int vmak_rule_key_group(struct sock *usk, const struct vmak_rule *req,
-			       struct vmak_rule_obj *r)
+			       struct vmak_rule_obj *r, int ifindex)
 {
 	__be16 lport = inet_sk(usk)->inet_sport;
 
 	if (req->af == AF_INET &&
 	    vmak_addr_zero(req->dst_addr + 4, 12) &&
-	    ipv4_is_multicast(*(__be32 *)req->dst_addr) &&
-	    vmak_sk_joined_v4(usk, *(__be32 *)req->dst_addr)) {
+	    ipv4_is_multicast(*(__be32 *)req->dst_addr)) {
 		vmak_key_v4(&r->key[0], *(__be32 *)req->dst_addr, lport, 0, 0);
 	} else if (req->af == AF_INET6 &&
-		   ipv6_addr_is_multicast((struct in6_addr *)req->dst_addr) &&
-		   vmak_sk_joined_v6(usk, (struct in6_addr *)req->dst_addr)) {
+		   ipv6_addr_is_multicast((struct in6_addr *)req->dst_addr)) {
 		vmak_key_v6(&r->key[0], (struct in6_addr *)req->dst_addr,
 			    lport, NULL, 0);
 	} else {
-		return -EADDRNOTAVAIL;	/* not joined */
+		return -EADDRNOTAVAIL;	/* not a group */
 	}
+	/* Joined on the ring's device; the hook checks it again. */
+	if (!vmak_sk_joined(usk, &r->key[0], ifindex))
+		return -EADDRNOTAVAIL;
+	/* Bound to the wildcard or to the group itself, or it does not
+	 * receive the group's datagrams (another user may, bound to it).
+	 */
+	if (!vmak_sk_bound_to(usk, &r->key[0]))
+		return -EADDRNOTAVAIL;
 	r->nkeys = 1;
+	r->group = true;
 	return 0;
 }
 
@@ -325,6 +417,52 @@ err_put:
 	return NULL;
 }
 
+/*
+ * An unprivileged ring may only take what its socket really owns: no
+ * socket that may bind addresses the host lacks, no socket bound to
+ * another device (or VRF) than the ring's, and keys whose addresses are
+ * the host's own, or groups the socket joined on the ring's device.
+ * Called with usk locked and its keys in r.
+ */
+static int vmak_rule_sock_owned(struct vmak_sock *vs, struct sock *usk,
+				struct vmak_rule_obj *r)
+{
+	struct net *net = sock_net(usk);
+	unsigned int gen = atomic_read(&vmak_addr_gen);
+	int i, bound_if = usk->sk_bound_dev_if, master = 0;
+	struct net_device *dev;
+
+	if (vmak_sk_nonlocal_bind(usk))
+		return -EPERM;		/* IP_FREEBIND, IP_TRANSPARENT */
+	rcu_read_lock();
+	dev = vmak_sock_dev_rcu(vs);
+	if (dev)
+		master = l3mdev_master_ifindex_rcu(dev);
+	rcu_read_unlock();
+	if (!dev)
+		return -ENETDOWN;
+	if (bound_if && bound_if != vs->ifindex && bound_if != master)
+		return -EPERM;		/* SO_BINDTODEVICE elsewhere */
+	for (i = 0; i < r->nkeys; i++) {
+		struct vmak_key *k = &r->key[i];
+
+		if (vmak_addr_zero(k->daddr, k->af == AF_INET ? 4 : 16))
+			continue;	/* wildcard: checked per packet */
+		if (k->af == AF_INET ? ipv4_is_multicast(*(__be32 *)k->daddr) :
+		    ipv6_addr_is_multicast((struct in6_addr *)k->daddr)) {
+			/* Bound to a group: it must have joined it here. */
+			if (!vmak_sk_joined(usk, k, vs->ifindex))
+				return -EADDRNOTAVAIL;
+			r->group = true;
+			continue;
+		}
+		if (!vmak_addr_local(net, k->af, k->daddr))
+			return -EADDRNOTAVAIL;
+		r->local_gen[i] = gen;
+	}
+	return 0;
+}
+
 static int vmak_rule_key_socket(struct vmak_sock *vs,
 				const struct vmak_rule *req,
 				struct vmak_rule_obj *r)
@@ -346,13 +484,13 @@ static int vmak_rule_key_socket(struct vmak_sock *vs,
 		err = -EINVAL;		/* not bound */
 		goto out_release;
 	}
-	r->exclusive = !ns_capable(sock_net(&vs->sk)->user_ns, CAP_NET_RAW);
+	r->exclusive = !vmak_sock_capable(vs, CAP_NET_RAW);
 	if (r->exclusive && usk->sk_reuse != SK_NO_REUSE) {
 		err = -EPERM;		/* others may share the port */
 		goto out_release;
 	}
 	if (req->af) {
-		err = vmak_rule_key_group(usk, req, r);
+		err = vmak_rule_key_group(usk, req, r, vs->ifindex);
 		if (err)
 			goto out_release;
 	} else if (!vmak_addr_zero(req->dst_addr, 16)) {
@@ -361,6 +499,12 @@ static int vmak_rule_key_socket(struct vmak_sock *vs,
 	} else {
 		vmak_rule_key_bound(usk, r);
 	}
+	if (r->exclusive) {
+		err = vmak_rule_sock_owned(vs, usk, r);
+		if (err)
+			goto out_release;
+	}
+	vmak_sk_sig_take(usk, &r->sig);
 	sock_hold(usk);
 	r->usk = usk;
 	err = 0;
@@ -414,6 +558,11 @@ int vmak_rule_add(struct vmak_sock *vs, const struct vmak_rule *req)
 		goto err_unlock;
 	}
 	err = vmak_rule_link(&vs->vdev->ft, r);
+	if (!err && r->kind == VMAK_RULE_SOCKET) {
+		err = vmak_port_link(r);
+		if (err)
+			vmak_rule_unlink(&vs->vdev->ft, r);
+	}
 	if (err)
 		xa_erase(&vs->rules, req->cookie);	/* r is already freed */
 	else
@@ -476,7 +625,8 @@ int vmak_rule_walk(struct vmak_sock *vs, unsigned long *cookie,
 	return 0;
 }
 
-static bool vmak_addr_local(struct net *net, u8 af, const u8 *a)
+/* An address of this host (of net): a local one, not a broadcast. */
+bool vmak_addr_local(struct net *net, u8 af, const u8 *a)
 {
 	if (af == AF_INET)
 		return inet_addr_type(net, *(const __be32 *)a) == RTN_LOCAL;
@@ -488,40 +638,61 @@ static bool vmak_addr_local(struct net *net, u8 af, const u8 *a)
 }
 
 /*
+ * Is key i's destination address still one of the host's? Addresses come
+ * and go rarely, so the answer is kept until the next address change
+ * anywhere (vmak_addr_gen); the hook pays a lookup only after one.
+ */
+bool vmak_rule_local(struct vmak_rule_obj *r, int i, struct net *net)
+{
+	unsigned int gen = atomic_read(&vmak_addr_gen);
+
+	if (READ_ONCE(r->local_gen[i]) == gen)
+		return true;
+	if (!vmak_addr_local(net, r->key[i].af, r->key[i].daddr))
+		return false;
+	WRITE_ONCE(r->local_gen[i], gen);
+	return true;
+}
+
+/*
  * May an unprivileged ring send a datagram with this flow? Only as one of
  * its socket-derived rules' sockets would: from the socket's address (any
  * local one if it is bound to the wildcard) and port, and to its peer if
- * it is connected. Group (multicast) keys allow nothing. Under RCU.
+ * it is connected; the address must be the host's now. Group (multicast)
+ * rules allow nothing. Under RCU; one index lookup, then the few keys of
+ * the ring that have the frame's source port.
  */
 bool vmak_tx_flow_allowed(struct vmak_sock *vs, const struct vmak_key *f)
 {
 	int alen = f->af == AF_INET ? 4 : 16;
-	struct vmak_rule_obj *r;
-	unsigned long cookie;
-	int i;
+	struct net *net = sock_net(&vs->sk);
+	struct vmak_rule_ent *ent;
+	struct vmak_port *p;
 
-	xa_for_each(&vs->rules, cookie, r) {
-		if (r->kind != VMAK_RULE_SOCKET || !vmak_rule_live(r))
+	p = xa_load(&vs->tx_ports, ntohs(f->sport));
+	if (!p)
+		return false;
+	hlist_for_each_entry_rcu(ent, &p->keys, port_node) {
+		struct vmak_rule_obj *r = ent->rule;
+		int i = ent - r->ent;
+		const struct vmak_key *k = &r->key[i];
+
+		if (r->group || k->af != f->af || !vmak_rule_live(r))
 			continue;
-		for (i = 0; i < r->nkeys; i++) {
-			const struct vmak_key *k = &r->key[i];
-
-			if (k->af != f->af || k->dport != f->sport)
+		/* From the socket's address, which must be the host's (any
+		 * of them for a wildcard socket).
+		 */
+		if (vmak_addr_zero(k->daddr, alen)) {
+			if (!vmak_addr_local(net, f->af, f->saddr))
 				continue;
-			if (vmak_addr_zero(k->daddr, alen)) {
-				if (!vmak_addr_local(sock_net(&vs->sk), f->af, f->saddr))
-					continue;
-			} else if (memcmp(k->daddr, f->saddr, alen) ||
-				   (f->af == AF_INET ?
-				    ipv4_is_multicast(*(__be32 *)k->daddr) :
-				    ipv6_addr_is_multicast((struct in6_addr *)k->daddr))) {
-				continue;
-			}
-			if (k->sport && (k->sport != f->dport ||
-					 memcmp(k->saddr, f->daddr, alen)))
-				continue;
-			return true;
+		} else if (memcmp(k->daddr, f->saddr, alen) ||
+			   !vmak_rule_local(r, i, net)) {
+			continue;
 		}
+		if (k->sport && (k->sport != f->dport ||
+				 memcmp(k->saddr, f->daddr, alen)))
+			continue;
+		return true;
 	}
 	return false;
 }

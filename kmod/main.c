@@ -32,6 +32,18 @@ module_param_named(hook_linger_ms, vmak_hook_linger_ms, uint, 0644);
 MODULE_PARM_DESC(hook_linger_ms,
 		 "keep a device's ingress hook this long after its last ring leaves (default 5000)");
 
+/*
+ * As kernel.unprivileged_bpf_disabled: an unprivileged ring bypasses the
+ * host's netfilter, tc, IPsec policy and packet capture for its own
+ * sockets (Documentation/security.rst). An administrator who may not allow
+ * that sets 0: vmak sockets then need CAP_NET_RAW in the netns's user
+ * namespace, as AF_PACKET and AF_XDP do.
+ */
+bool vmak_unprivileged = true;
+module_param_named(unprivileged, vmak_unprivileged, bool, 0644);
+MODULE_PARM_DESC(unprivileged,
+		 "allow rings to processes without CAP_NET_RAW (default Y)");
+
 struct workqueue_struct *vmak_wq;
 
 static int __init vmak_init(void)

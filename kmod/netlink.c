@@ -217,11 +217,14 @@ static int vmak_nl_fill_ring(struct sk_buff *msg, struct vmak_sock *vs,
 		genl_dump_check_consistent(cb, hdr);
 
 	if (nla_put_u32(msg, VMAK_A_RING_ID, vs->id) ||
-	    nla_put_u32(msg, VMAK_A_RING_OWNER_PID,
-			pid_nr_ns(vs->owner, view->pid_ns)) ||
-	    nla_put_u32(msg, VMAK_A_RING_OWNER_UID,
-			from_kuid_munged(view->user_ns, sock_i_uid(&vs->sk))) ||
 	    nla_put_u32(msg, VMAK_A_RING_STATE, vs->state))
+		goto err_cancel;
+	/* Only for a reader whose namespaces we know (not a multicast). */
+	if (view &&
+	    (nla_put_u32(msg, VMAK_A_RING_OWNER_PID,
+			 pid_nr_ns(vs->owner, view->pid_ns)) ||
+	     nla_put_u32(msg, VMAK_A_RING_OWNER_UID,
+			 from_kuid_munged(view->user_ns, sock_i_uid(&vs->sk)))))
 		goto err_cancel;
 	if (vs->state == VMAK_STATE_BOUND &&
 	    (nla_put_u32(msg, VMAK_A_RING_IFINDEX, vs->ifindex) ||
@@ -274,7 +277,6 @@ err_cancel:
 void __vmak_nl_notify(struct vmak_sock *vs, u8 cmd)
 {
 	struct net *net = sock_net(&vs->sk);
-	struct vmak_nl_view view;
 	struct sk_buff *msg;
 
 	lockdep_assert_held(&vmak_mutex);
@@ -283,9 +285,12 @@ void __vmak_nl_notify(struct vmak_sock *vs, u8 cmd)
 	msg = genlmsg_new(VMAK_NL_RING_SIZE, GFP_KERNEL);
 	if (!msg)
 		return;
-	/* Ids as seen by the task that caused the event. */
-	vmak_nl_view_current(&view);
-	if (vmak_nl_fill_ring(msg, vs, &view, 0, 0, 0, cmd, NULL)) {
+	/*
+	 * One message for every listener of the netns, each in pid and user
+	 * namespaces of its own: no owner pid or uid (a listener that wants
+	 * them asks ring-get, which answers in its namespaces).
+	 */
+	if (vmak_nl_fill_ring(msg, vs, NULL, 0, 0, 0, cmd, NULL)) {
 		nlmsg_free(msg);
 		return;
 	}
@@ -317,11 +322,14 @@ static int vmak_nl_info_get_doit(struct sk_buff *skb, struct genl_info *info)
 		goto err_free;
 	if (nla_put_string(msg, VMAK_A_INFO_VERSION, VMAK_VERSION) ||
 	    nla_put_u32(msg, VMAK_A_INFO_FAMILY, vmak_family) ||
-	    nla_put_u64_64bit(msg, VMAK_A_INFO_PINNED_PAGES,
-			      atomic64_read(&vmak_pinned_pages),
-			      VMAK_A_INFO_PAD) ||
 	    nla_put_u32(msg, VMAK_A_INFO_HOOKED_DEVICES,
 			vmak_hooked_devices(genl_info_net(info))))
+		goto err_free;
+	/* A host-wide figure: for the host's administrator only. */
+	if (netlink_capable(skb, CAP_NET_ADMIN) &&
+	    nla_put_u64_64bit(msg, VMAK_A_INFO_PINNED_PAGES,
+			      atomic64_read(&vmak_pinned_pages),
+			      VMAK_A_INFO_PAD))
 		goto err_free;
 
 	genlmsg_end(msg, hdr);
@@ -442,8 +450,10 @@ static int vmak_nl_ring_set_doit(struct sk_buff *skb, struct genl_info *info)
 	if (IS_ERR(vs))
 		return PTR_ERR(vs);
 
-	/* The owner tunes its own ring; an admin of its netns any ring. */
-	if (!uid_eq(sock_i_uid(&vs->sk), current_euid()) &&
+	/* The owner tunes its own ring; an admin of its netns any ring.
+	 * Both judged by who opened the sockets, as the kernel's sockets do.
+	 */
+	if (!uid_eq(sock_i_uid(&vs->sk), sock_i_uid(NETLINK_CB(skb).sk)) &&
 	    !netlink_ns_capable(skb, sock_net(&vs->sk)->user_ns,
 				CAP_NET_ADMIN)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VMAK_A_RING_ID],

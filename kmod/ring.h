@@ -15,6 +15,7 @@
 
 #include <linux/types.h>
 #include <linux/compiler.h>
+#include <linux/workqueue.h>
 #include <linux/cache.h>
 #include <asm/barrier.h>
 
@@ -27,18 +28,28 @@ struct vmak_ring_shared {
 };
 
 struct vmak_queue {
-	struct vmak_ring_shared *ring;	/* vmalloc_user() memory */
+	struct vmak_ring_shared *ring;	/* vmap() of pages */
+	struct page **pages;		/* accounted to the creator's memcg */
+	u32 npages;
+	struct user_struct *user;	/* RLIMIT_MEMLOCK charge, or NULL */
+	struct work_struct free_work;
 	size_t size;			/* bytes, for mmap */
 	u32 nentries;
 	u32 mask;
 	u32 desc_size;
 	u32 cached_prod;
 	u32 cached_cons;
+	u32 published;			/* producer side: the last index
+					 * published (user space may rewrite
+					 * the shared copy)
+					 */
 };
 
 /* ring.c */
 struct vmak_queue *vmak_queue_create(u32 nentries, u32 desc_size);
 void vmak_queue_destroy(struct vmak_queue *q);
+struct vm_area_struct;
+int vmak_queue_mmap(struct vmak_queue *q, struct vm_area_struct *vma);
 
 static inline void *vmak_q_desc(struct vmak_queue *q, u32 idx)
 {
@@ -91,9 +102,12 @@ static inline u32 vmak_q_free(struct vmak_queue *q)
 		return q->nentries - used;
 	q->cached_cons = smp_load_acquire(&q->ring->consumer); /* A, matches D */
 	used = q->cached_prod - q->cached_cons;
-	/* A consumer index ahead of the producer is a lie: the ring counts
-	 * as full until user space puts it back.
+	/* A consumer index ahead of what was published (or a ring's worth
+	 * behind it) is a lie: the ring counts as full until user space puts
+	 * it back, so no slot is handed out twice.
 	 */
+	if (READ_ONCE(q->published) - q->cached_cons > q->nentries)
+		return 0;
 	return used < q->nentries ? q->nentries - used : 0;
 }
 
@@ -105,6 +119,7 @@ static inline void *vmak_q_reserve(struct vmak_queue *q)
 
 static inline void vmak_q_submit(struct vmak_queue *q)
 {
+	q->published = q->cached_prod;
 	smp_store_release(&q->ring->producer, q->cached_prod); /* B, matches C */
 }
 
@@ -115,6 +130,7 @@ static inline void vmak_q_submit(struct vmak_queue *q)
  */
 static inline void vmak_q_publish(struct vmak_queue *q, u32 idx)
 {
+	WRITE_ONCE(q->published, idx);
 	smp_store_release(&q->ring->producer, idx); /* B, matches C */
 }
 

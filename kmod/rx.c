@@ -24,13 +24,16 @@
  * valid for a grace period after its rules are unlinked.
  */
 #include <linux/if_ether.h>
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/netfilter.h>
 #include <linux/udp.h>
 #include <net/busy_poll.h>
+#include <net/udp.h>
 #include <net/ip.h>
 #include <net/ipv6.h>
+#include <net/route.h>
 
 #include "vmak.h"
 #include "dev.h"
@@ -154,6 +157,9 @@ static void vmak_fix_segment(u8 *frame, const struct vmak_pkt *p, u32 seg_len)
 	u32 ulen = sizeof(*uh) + seg_len;
 
 	uh->len = htons(ulen);
+	/* Not recomputed: 0 ("none") is valid for IPv4 only, and the
+	 * descriptor says VMAK_RX_CSUM_NONE for both.
+	 */
 	uh->check = 0;
 	if (p->v6) {
 		struct ipv6hdr *ip6h = (struct ipv6hdr *)l3;
@@ -230,12 +236,31 @@ static enum vmak_verdict vmak_rx_copy(struct vmak_sock *vs,
 	u32 payload = p->len - p->l4_off - sizeof(struct udphdr);
 	u32 seg = payload, nseg = 1, room = umem->chunk_size - umem->headroom;
 	u64 ts_hw = ktime_to_ns(skb_hwtstamps((struct sk_buff *)skb)->hwtstamp);
+	/* A local sender's datagram whose checksum was never filled in. */
+	u16 csum = skb->ip_summed == CHECKSUM_PARTIAL ? VMAK_RX_CSUM_NONE : 0;
 	u32 i;
 
-	if (skb_is_gso(skb) && skb_shinfo(skb)->gso_size &&
-	    payload > skb_shinfo(skb)->gso_size) {
-		seg = skb_shinfo(skb)->gso_size;
-		nseg = DIV_ROUND_UP(payload, seg);
+	if (skb_is_gso(skb)) {
+		/*
+		 * Only UDP GSO (UDP_SEGMENT, GRO of UDP) is a train of
+		 * datagrams. UFO is one datagram that IP would fragment, and
+		 * tunnel GSO is the inner protocol's: cut, they would be
+		 * corrupt. A segment size no sender of datagrams uses (a tap
+		 * may claim 1) would cost a copy per byte: both are too big.
+		 */
+		if (!(skb_shinfo(skb)->gso_type & SKB_GSO_UDP_L4)) {
+			vs->stats.rx_too_big++;
+			return VMAK_NO_ROOM;
+		}
+		if (skb_shinfo(skb)->gso_size &&
+		    payload > skb_shinfo(skb)->gso_size) {
+			seg = skb_shinfo(skb)->gso_size;
+			nseg = DIV_ROUND_UP(payload, seg);
+		}
+		if (nseg > UDP_MAX_SEGMENTS) {
+			vs->stats.rx_too_big++;
+			return VMAK_NO_ROOM;
+		}
 	}
 	if (hdr_len + seg > room) {
 		vs->stats.rx_too_big++;
@@ -281,7 +306,8 @@ static enum vmak_verdict vmak_rx_copy(struct vmak_sock *vs,
 		d->queue = queue;
 		d->flags = (p->v6 ? VMAK_RX_IPV6 : 0) |
 			   (ts_hw ? VMAK_RX_TS_HW : 0) |
-			   (nseg > 1 ? VMAK_RX_SEGMENT : 0);
+			   (nseg > 1 ? VMAK_RX_SEGMENT | VMAK_RX_CSUM_NONE : 0) |
+			   csum;
 		d->hash = hash;
 		d->reserved = 0;
 		d->ts_sw = now;
@@ -330,12 +356,10 @@ static void vmak_mod_signal(struct vmak_sock *vs)
 static bool vmak_rx_moderate(struct vmak_sock *vs, u32 n)
 	__must_hold(&vs->rx_lock)
 {
-	if (vs->armed) {
+	if (vs->armed || (!vs->mod_count && !vs->mod_usec)) {
 		vmak_mod_signal(vs);
 		return true;
 	}
-	if (!vs->mod_count && !vs->mod_usec)
-		return true;
 	vs->unsignalled += n;
 	if (vs->mod_count && vs->unsignalled >= vs->mod_count) {
 		vmak_mod_signal(vs);
@@ -355,20 +379,24 @@ static bool vmak_rx_moderate(struct vmak_sock *vs, u32 n)
 }
 
 /*
- * One-shot wake (libvma's CQ_ARM): datagrams already posted but not yet
- * signalled wake the waiters now; otherwise the next datagram does,
- * whatever the moderation says.
+ * One-shot wake (libvma's CQ_ARM, as verbs' req_notify_cq): wake the
+ * sleepers on the next descriptor whatever the moderation, or at once if
+ * descriptors are waiting on the ring that no wake told anyone of.
  */
 void vmak_rx_arm(struct vmak_sock *vs)
 {
+	struct vmak_queue *rx = vmak_sock_queue(&vs->rx);
 	bool wake;
 
 	spin_lock_bh(&vs->rx_lock);
-	wake = vs->unsignalled > 0;
-	if (wake)
+	/* Posted, unsignalled and still there (not read by a busy poller). */
+	wake = vs->unsignalled > 0 && rx && vmak_q_nonempty_peek(rx);
+	if (wake) {
 		vmak_mod_signal(vs);
-	else
+	} else {
+		vs->unsignalled = 0;
 		vs->armed = true;
+	}
 	spin_unlock_bh(&vs->rx_lock);
 	if (wake)
 		vs->sk.sk_data_ready(&vs->sk);
@@ -381,16 +409,19 @@ int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec)
 	spin_lock_bh(&vs->rx_lock);
 	vs->mod_count = count;
 	vs->mod_usec = usec;
+	/* Whatever waited under the old setting is signalled now: forget it,
+	 * and the wake the old setting's timer owed.
+	 */
+	vmak_mod_signal(vs);
 	spin_unlock_bh(&vs->rx_lock);
-	/* Whatever waited under the old setting is signalled now. */
 	vs->sk.sk_data_ready(&vs->sk);
 	return 0;
 }
 
 void vmak_rx_sock_init(struct vmak_sock *vs)
 {
-	hrtimer_init(&vs->mod_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	vs->mod_timer.function = vmak_mod_timer_fn;
+	vmak_hrtimer_setup(&vs->mod_timer, vmak_mod_timer_fn, CLOCK_MONOTONIC,
+			   HRTIMER_MODE_REL_SOFT);
 }
 
 /*
@@ -432,10 +463,40 @@ enum vmak_outcome {
 };
 
 /*
- * Offer the packet to the ring of one matching rule. *hash and *now are
- * computed at most once per packet, for the first ring that needs them.
+ * Is a packet that matched an unprivileged ring's rule for this host, as
+ * the socket would receive it? Not a frame for another host's MAC (a
+ * bridge or macvlan port, promiscuous mode), not one for a VLAN
+ * subinterface, and addressed to one of the host's addresses: the key's
+ * (checked again after any address change) or, for a wildcard socket, the
+ * packet's own destination, looked up per packet.
  */
-static enum vmak_outcome vmak_rx_deliver(struct vmak_rule_obj *r,
+static bool vmak_rx_for_host(struct vmak_rule_obj *r, int key,
+			     const struct sk_buff *skb,
+			     const struct vmak_pkt *p)
+{
+	struct net *net = dev_net(skb->dev);
+	const struct vmak_key *k = &r->key[key];
+
+	if (skb_vlan_tag_present(skb))
+		return false;
+	if (r->group)		/* membership: vmak_rule_live() */
+		return skb->pkt_type == PACKET_MULTICAST;
+	if (!vmak_addr_zero(k->daddr, k->af == AF_INET ? 4 : 16))
+		return skb->pkt_type == PACKET_HOST &&
+		       vmak_rule_local(r, key, net);
+	if (skb->pkt_type == PACKET_HOST)
+		return vmak_addr_local(net, p->key.af, p->key.daddr);
+	/* A wildcard IPv4 socket receives the subnet's broadcasts too. */
+	return skb->pkt_type == PACKET_BROADCAST && !p->v6 &&
+	       inet_addr_type(net, *(__be32 *)p->key.daddr) == RTN_BROADCAST;
+}
+
+/*
+ * Offer the packet to the ring of one matching rule (key is the index of
+ * the rule's key that matched). *hash and *now are computed at most once
+ * per packet, for the first ring that needs them.
+ */
+static enum vmak_outcome vmak_rx_deliver(struct vmak_rule_obj *r, int key,
 					 struct sk_buff *skb,
 					 const struct vmak_pkt *p,
 					 u32 *hash, u64 *now)
@@ -457,6 +518,12 @@ static enum vmak_outcome vmak_rx_deliver(struct vmak_rule_obj *r,
 	if (!vmak_rule_live(r)) {
 		spin_lock(&vs->rx_lock);
 		vs->stats.rx_rule_dead++;
+		spin_unlock(&vs->rx_lock);
+		return VMAK_SKIPPED;
+	}
+	if (r->exclusive && !vmak_rx_for_host(r, key, skb, p)) {
+		spin_lock(&vs->rx_lock);
+		vs->stats.rx_foreign++;
 		spin_unlock(&vs->rx_lock);
 		return VMAK_SKIPPED;
 	}
@@ -509,7 +576,8 @@ unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 		if (!flow)
 			continue;
 		list_for_each_entry_rcu(ent, &flow->rules, flow_node) {
-			switch (vmak_rx_deliver(ent->rule, skb, &p, &hash, &now)) {
+			switch (vmak_rx_deliver(ent->rule, ent - ent->rule->ent,
+						skb, &p, &hash, &now)) {
 			case VMAK_SKIPPED:
 				break;
 			case VMAK_COPIED:

@@ -438,7 +438,6 @@ static int vmak_mmap(struct file *file, struct socket *sock,
 {
 	struct vmak_sock *vs = vmak_sk(sock->sk);
 	loff_t offset = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
-	unsigned long size = vma->vm_end - vma->vm_start;
 	struct vmak_queue *q;
 
 	switch (offset) {
@@ -459,9 +458,7 @@ static int vmak_mmap(struct file *file, struct socket *sock,
 	}
 	if (!q)
 		return -EINVAL;
-	if (size > q->size)
-		return -EINVAL;
-	return remap_vmalloc_range(vma, q->ring, 0);
+	return vmak_queue_mmap(q, vma);
 }
 
 static bool vmak_rx_ready(struct vmak_sock *vs)
@@ -581,6 +578,7 @@ static int vmak_release(struct socket *sock)
 	 * softirq (RCU), and the rules' lock is taken with softirqs on.
 	 */
 	xa_destroy(&vs->rules);
+	xa_destroy(&vs->tx_ports);
 
 	sock_orphan(sk);
 	sock->sk = NULL;
@@ -645,6 +643,9 @@ static int vmak_create(struct net *net, struct socket *sock, int protocol,
 		return -ESOCKTNOSUPPORT;
 	if (protocol != VMAK_PROTO)
 		return -EPROTONOSUPPORT;
+	if (!READ_ONCE(vmak_unprivileged) && !kern &&
+	    !ns_capable(net->user_ns, CAP_NET_RAW))
+		return -EPERM;
 
 	sk = sk_alloc(net, vmak_family, GFP_KERNEL, &vmak_proto, kern);
 	if (!sk)
@@ -661,6 +662,7 @@ static int vmak_create(struct net *net, struct socket *sock, int protocol,
 	mutex_init(&vs->mutex);
 	spin_lock_init(&vs->rx_lock);
 	xa_init(&vs->rules);
+	xa_init(&vs->tx_ports);
 	vmak_rx_sock_init(vs);
 	vmak_tx_sock_init(vs);
 	INIT_LIST_HEAD(&vs->dev_node);

@@ -18,6 +18,7 @@
  * UMEM and its pinned pages.
  */
 #include <linux/etherdevice.h>
+#include <linux/if_arp.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -259,7 +260,7 @@ static bool vmak_tx_headers_ok(struct vmak_sock *vs, struct net_device *dev,
 static bool vmak_tx_tokens(struct vmak_sock *vs, struct net_device *dev,
 			   u32 len)
 {
-	u64 now, burst, need;
+	u64 now, burst, need, elapsed;
 
 	if (!vs->rl.rate)
 		return true;
@@ -273,9 +274,13 @@ static bool vmak_tx_tokens(struct vmak_sock *vs, struct net_device *dev,
 					dev->mtu + dev->hard_header_len),
 			      vs->rl_bytes_per_sec / 100);
 	burst = max_t(u64, burst, len);
-	vs->rl_tokens += mul_u64_u64_div_u64(min_t(u64, now - vs->rl_last_ns,
-						   NSEC_PER_SEC),
-					     vs->rl_bytes_per_sec, NSEC_PER_SEC);
+	/* What the time since the last refill earned, up to a full bucket:
+	 * a frame bigger than a second's worth waits its own time once.
+	 */
+	elapsed = min_t(u64, now - vs->rl_last_ns,
+			div64_u64(burst * NSEC_PER_SEC, vs->rl_bytes_per_sec) + 1);
+	vs->rl_tokens += mul_u64_u64_div_u64(elapsed, vs->rl_bytes_per_sec,
+					     NSEC_PER_SEC);
 	vs->rl_tokens = min(vs->rl_tokens, burst);
 	vs->rl_last_ns = now;
 	if (vs->rl_tokens >= len) {
@@ -339,6 +344,39 @@ void vmak_tx_get_rate(struct vmak_sock *vs, struct vmak_rate_limit *rl)
 
 enum vmak_tx_verdict { VMAK_TX_SENT, VMAK_TX_DONE };
 
+/*
+ * Mark where the frame's headers are, as AF_PACKET does for what it sends:
+ * drivers, bonding and tunnels read the network and transport header
+ * offsets. On an Ethernet device the frame starts with its link-layer
+ * header; on one without (tun, tunnels: only CAP_NET_RAW rings send
+ * there) with the IP header.
+ */
+static void vmak_tx_set_headers(struct sk_buff *skb, struct net_device *dev)
+{
+	skb_reset_mac_header(skb);
+	if (dev->type == ARPHRD_ETHER) {
+		skb->protocol = eth_hdr(skb)->h_proto;
+		skb_set_network_header(skb, ETH_HLEN);
+	} else {
+		skb->protocol = skb->len && (skb->data[0] >> 4) == 6 ?
+				htons(ETH_P_IPV6) : htons(ETH_P_IP);
+		skb_set_network_header(skb, dev->hard_header_len);
+	}
+	skb_probe_transport_header(skb);
+}
+
+/* A descriptor the device can send: known options, a frame inside a chunk. */
+static bool vmak_tx_desc_ok(struct vmak_sock *vs, struct net_device *dev,
+			    const struct vmak_tx_desc *d)
+{
+	struct vmak_umem *umem = vs->umem;
+
+	return !(d->options & ~VMAK_TX_DUMMY) && d->len >= ETH_HLEN &&
+	       d->len <= dev->mtu + dev->hard_header_len &&
+	       d->addr < umem->size &&
+	       (d->addr & (umem->chunk_size - 1)) + d->len <= umem->chunk_size;
+}
+
 static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
 					struct net_device *dev,
 					const struct vmak_tx_desc *d, u32 slot)
@@ -350,10 +388,7 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
 	u16 q;
 	int ret;
 
-	if ((d->options & ~VMAK_TX_DUMMY) || d->len < ETH_HLEN ||
-	    d->len > dev->mtu + dev->hard_header_len ||
-	    d->addr >= umem->size ||
-	    (d->addr & (umem->chunk_size - 1)) + d->len > umem->chunk_size) {
+	if (!vmak_tx_desc_ok(vs, dev, d)) {
 		st->tx_invalid++;
 		return VMAK_TX_DONE;
 	}
@@ -381,8 +416,7 @@ static enum vmak_tx_verdict vmak_tx_one(struct vmak_sock *vs,
 	skb->dev = dev;
 	skb->priority = READ_ONCE(vs->sk.sk_priority);
 	skb->mark = READ_ONCE(vs->sk.sk_mark);
-	skb_reset_mac_header(skb);
-	skb->protocol = eth_hdr(skb)->h_proto;
+	vmak_tx_set_headers(skb, dev);
 	/* The device may be unregistering under us (we only hold RCU): it
 	 * then has no TX queues left, and the frame goes nowhere.
 	 */
@@ -454,7 +488,18 @@ int vmak_tx_run(struct vmak_sock *vs)
 			break;
 		}
 		if (++batch > VMAK_TX_BATCH) {
-			local_bh_enable();	/* runs what the batch raised */
+			/* Run what the batch raised, and let others in: a kick
+			 * may be a ring's worth (2^20) of frames.
+			 */
+			local_bh_enable();
+			rcu_read_unlock();
+			cond_resched();
+			rcu_read_lock();
+			if (unlikely(vmak_sock_dev_rcu(vs) != dev)) {
+				err = -ENETDOWN;	/* unbound meanwhile */
+				local_bh_disable();
+				break;
+			}
 			local_bh_disable();
 			batch = 0;
 		}
@@ -464,7 +509,11 @@ int vmak_tx_run(struct vmak_sock *vs)
 			break;
 		}
 		memcpy(&d, vmak_q_desc(tx, tx->cached_cons), sizeof(d));
-		if (!(d.options & VMAK_TX_DUMMY) && !vmak_tx_tokens(vs, dev, d.len))
+		/* Only a frame that will go waits for tokens: a garbage length
+		 * is refused at once, not paced.
+		 */
+		if (!(d.options & VMAK_TX_DUMMY) && vmak_tx_desc_ok(vs, dev, &d) &&
+		    !vmak_tx_tokens(vs, dev, d.len))
 			break;
 		vmak_q_consume(tx);
 		slot = cq->cached_prod;
@@ -485,6 +534,14 @@ int vmak_tx_bind(struct vmak_sock *vs, struct net_device *dev, u16 flags)
 {
 	if (!vs->tx)
 		return 0;
+	vs->tx_raw = vmak_sock_capable(vs, CAP_NET_RAW);
+	/* The header check knows Ethernet only: an unprivileged ring sends
+	 * nowhere else (on an L3 device its "Ethernet header" would be the
+	 * IP header, with a source address of the user's choosing).
+	 */
+	if (!vs->tx_raw &&
+	    (dev->type != ARPHRD_ETHER || dev->hard_header_len != ETH_HLEN))
+		return -EOPNOTSUPP;
 	if ((flags & VMAK_BIND_TX_ZEROCOPY) && !(dev->features & NETIF_F_SG))
 		return -EOPNOTSUPP;
 	/* A bind that failed after this may be retried: allocate once. */
@@ -494,7 +551,6 @@ int vmak_tx_bind(struct vmak_sock *vs, struct net_device *dev, u16 flags)
 		return -ENOMEM;
 	/* Copy unless asked: on a virtual device the peer copies anyway. */
 	vs->tx_zc = flags & VMAK_BIND_TX_ZEROCOPY;
-	vs->tx_raw = ns_capable(sock_net(&vs->sk)->user_ns, CAP_NET_RAW);
 	/* Nothing sends without a kick (or the rate limiter's timer). */
 	vmak_q_set_flag(vs->tx, VMAK_RING_NEED_WAKEUP);
 	return 0;
@@ -504,8 +560,8 @@ void vmak_tx_sock_init(struct vmak_sock *vs)
 {
 	mutex_init(&vs->tx_mutex);
 	spin_lock_init(&vs->cq_lock);
-	hrtimer_init(&vs->tx_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
-	vs->tx_timer.function = vmak_tx_timer_fn;
+	vmak_hrtimer_setup(&vs->tx_timer, vmak_tx_timer_fn, CLOCK_MONOTONIC,
+			   HRTIMER_MODE_REL_SOFT);
 	INIT_WORK(&vs->tx_work, vmak_tx_work_fn);
 }
 
@@ -633,7 +689,7 @@ static int vmak_nh_v6(struct sock *usk, struct vmak_net_header *h,
 		err = -EXDEV;
 		goto out;
 	}
-	nexthop = rt6_nexthop((struct rt6_info *)dst, &fl6.daddr);
+	nexthop = rt6_nexthop(dst_rt6_info(dst), &fl6.daddr);
 	err = vmak_nh_neigh(dst, nexthop, dst->dev, eth->h_dest);
 	if (err)
 		goto out;

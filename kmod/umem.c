@@ -7,6 +7,7 @@
 #include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
+#include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -15,41 +16,81 @@
 /* 4 GiB: UMEM addresses in descriptors stay far from overflow. */
 #define VMAK_UMEM_MAX_PAGES	(1UL << (32 - PAGE_SHIFT))
 
-static int vmak_umem_charge(struct vmak_umem *umem)
+/*
+ * Charge npages to the calling user's locked memory, under RLIMIT_MEMLOCK
+ * unless the caller has CAP_IPC_LOCK (as AF_XDP's UMEM): *user is then the
+ * user to uncharge, or NULL. UMEMs and rings both pay. ENOBUFS past it.
+ */
+int vmak_memlock_charge(struct user_struct **user, unsigned long npages)
 {
 	unsigned long limit, old, new;
 
+	*user = NULL;
 	if (capable(CAP_IPC_LOCK))
 		return 0;
 
 	limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	umem->user = get_uid(current_user());
+	*user = get_uid(current_user());
 	do {
-		old = atomic_long_read(&umem->user->locked_vm);
-		new = old + umem->npgs;
-		if (new > limit) {
-			free_uid(umem->user);
-			umem->user = NULL;
+		old = atomic_long_read(&(*user)->locked_vm);
+		new = old + npages;
+		if (new > limit || new < old) {
+			free_uid(*user);
+			*user = NULL;
 			return -ENOBUFS;
 		}
-	} while (atomic_long_cmpxchg(&umem->user->locked_vm, old, new) != old);
+	} while (atomic_long_cmpxchg(&(*user)->locked_vm, old, new) != old);
 	return 0;
 }
 
-static void vmak_umem_uncharge(struct vmak_umem *umem)
+void vmak_memlock_uncharge(struct user_struct *user, unsigned long npages)
 {
-	if (!umem->user)
+	if (!user)
 		return;
-	atomic_long_sub(umem->npgs, &umem->user->locked_vm);
-	free_uid(umem->user);
+	atomic_long_sub(npages, &user->locked_vm);
+	free_uid(user);
 }
 
 /* Pages pinned by all UMEMs; reported by netlink info (leak checks). */
 atomic64_t vmak_pinned_pages = ATOMIC64_INIT(0);
 
+/*
+ * Only anonymous, shmem (memfd, tmpfs) and hugetlb memory may back a
+ * UMEM: long-term pinning a page of a file a filesystem writes back
+ * corrupts it (the kernel refuses that itself from 6.5 on; 6.1 does not).
+ */
+static int vmak_umem_check_vmas(unsigned long addr, unsigned long len)
+{
+	struct mm_struct *mm = current->mm;
+	unsigned long end = addr + len;
+	struct vm_area_struct *vma;
+	int err = 0;
+
+	mmap_read_lock(mm);
+	while (addr < end) {
+		vma = find_vma(mm, addr);
+		if (!vma || vma->vm_start > addr) {
+			err = -EFAULT;		/* a hole */
+			break;
+		}
+		if (vma->vm_file && !(vma->vm_flags & VM_HUGETLB) &&
+		    !shmem_mapping(vma->vm_file->f_mapping)) {
+			err = -EFAULT;		/* file-backed */
+			break;
+		}
+		addr = vma->vm_end;
+	}
+	mmap_read_unlock(mm);
+	return err;
+}
+
 static int vmak_umem_pin(struct vmak_umem *umem, unsigned long addr)
 {
 	int pinned;
+
+	pinned = vmak_umem_check_vmas(addr, umem->size);
+	if (pinned)
+		return pinned;
 
 	umem->pgs = kvcalloc(umem->npgs, sizeof(*umem->pgs),
 			     GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
@@ -80,7 +121,7 @@ static void vmak_umem_release(struct vmak_umem *umem)
 {
 	vunmap(umem->kaddr);
 	vmak_umem_unpin(umem);
-	vmak_umem_uncharge(umem);
+	vmak_memlock_uncharge(umem->user, umem->npgs);
 	kfree(umem);
 }
 
@@ -122,7 +163,7 @@ struct vmak_umem *vmak_umem_create(const struct vmak_umem_reg *reg)
 	umem->headroom = reg->headroom;
 	INIT_WORK(&umem->release_work, vmak_umem_release_work);
 
-	err = vmak_umem_charge(umem);
+	err = vmak_memlock_charge(&umem->user, umem->npgs);
 	if (err)
 		goto err_free;
 	err = vmak_umem_pin(umem, reg->addr);
@@ -138,7 +179,7 @@ struct vmak_umem *vmak_umem_create(const struct vmak_umem_reg *reg)
 err_unpin:
 	vmak_umem_unpin(umem);
 err_uncharge:
-	vmak_umem_uncharge(umem);
+	vmak_memlock_uncharge(umem->user, umem->npgs);
 err_free:
 	kfree(umem);
 	return ERR_PTR(err);

@@ -60,6 +60,7 @@ struct vmak_sock {
 	u16 bind_flags;
 
 	struct xarray rules;		/* cookie -> rule, under vmak_mutex */
+	struct xarray tx_ports;		/* local port -> vmak_port (flow.h) */
 	u32 nrules;
 	u32 napi_id;
 
@@ -101,6 +102,19 @@ static inline struct vmak_queue *vmak_sock_queue(struct vmak_queue **slot)
 {
 	/* pairs with smp_store_release() in __vmak_setsockopt() */
 	return smp_load_acquire(slot);
+}
+
+/*
+ * A capability of whoever opened the socket, in the user namespace of its
+ * netns (as AF_PACKET and netlink judge): a process that hands its ring fd
+ * to a more privileged one gains nothing by it.
+ */
+static inline bool vmak_sock_capable(struct vmak_sock *vs, int cap)
+{
+	struct socket *sock = vs->sk.sk_socket;
+
+	return sock && sock->file &&
+	       file_ns_capable(sock->file, sock_net(&vs->sk)->user_ns, cap);
 }
 
 /* Every bind flag this module knows; others are refused. */
@@ -166,6 +180,7 @@ extern int vmak_family;
 extern int vmak_hook_priority;
 extern unsigned int vmak_max_rules;
 extern unsigned int vmak_hook_linger_ms;
+extern bool vmak_unprivileged;
 
 /* sock.c */
 int vmak_sock_init(void);
@@ -175,11 +190,14 @@ void vmak_stats_snapshot(struct vmak_sock *vs, struct vmak_statistics *st);
 
 /* umem.c */
 extern atomic64_t vmak_pinned_pages;
+int vmak_memlock_charge(struct user_struct **user, unsigned long npages);
+void vmak_memlock_uncharge(struct user_struct *user, unsigned long npages);
 struct vmak_umem *vmak_umem_create(const struct vmak_umem_reg *reg);
 void vmak_umem_get(struct vmak_umem *umem);
 void vmak_umem_put(struct vmak_umem *umem);
 
 /* dev.c */
+extern atomic_t vmak_addr_gen;
 int vmak_dev_init(void);
 void vmak_dev_exit(void);
 int vmak_bind_dev(struct vmak_sock *vs, struct net_device *dev,

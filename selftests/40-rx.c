@@ -797,7 +797,7 @@ TEST(killed_under_traffic_leaves_no_pinned_pages)
 	acq0 = vmstat("nr_foll_pin_acquired");
 	rel0 = vmstat("nr_foll_pin_released");
 	ASSERT_EQ(0, pipe(pipefd));
-	rx = fork();
+	rx = fork_child();
 	if (!rx) {
 		struct vmak_ringset rs;
 		int udp = udp_bound(AF_INET, ADDR_B, PORT);

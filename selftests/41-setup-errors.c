@@ -397,6 +397,10 @@ TEST_F(setup, unprivileged_own_socket_only)
 
 	ASSERT_EQ(0, bind(reuse, (struct sockaddr *)&sin, sizeof(sin)));
 	ASSERT_EQ(0, drop_privileges());
+	/* Privilege is the opener's: the ring is opened unprivileged. */
+	close(self->fd);
+	self->fd = socket(vmak_family(), SOCK_RAW, 0);
+	ASSERT_GE(self->fd, 0);
 
 	ASSERT_EQ(0, prepare(self->fd, self->umem));
 	ASSERT_EQ(0, do_bind(self->fd, self->net.ifindex_b, VMAK_QUEUE_ANY, 0));

@@ -145,6 +145,73 @@ TEST_F(mod, close_with_timer_armed)
 	self->rs.fd = -1;
 }
 
+/* Arm as the variant does; 0 or -1 with errno. */
+static int __arm(int fd, bool by_netlink)
+{
+	uint32_t one = 1;
+	int err;
+
+	if (!by_netlink)
+		return setsockopt(fd, SOL_VMAK, VMAK_RX_ARM, &one, sizeof(one));
+	err = vmak_ctl_arm(ring_id(fd));
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Arm is verbs' req_notify_cq: the next packet wakes the sleeper, whatever
+ * happened before. A history of moderation changes once left a stale
+ * "unsignalled" count that made the arm fire at once into no sleeper, and
+ * the next packet then waited for the moderation (here: 1000 packets).
+ */
+TEST_F(mod, arm_after_moderation_changes_wakes_the_next_packet)
+{
+	struct poller p;
+	double sent;
+
+	ASSERT_EQ(0, set_mod(self->rs.fd, 1000, 0));
+	send_one(self->tx);
+	usleep(100000);
+	ASSERT_EQ(1, rx_pending(&self->rs));	/* posted, not signalled */
+	consume_all(&self->rs);
+	ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
+	poller_start(&p, self->rs.fd);
+	send_one(self->tx);
+	pthread_join(p.t, NULL);
+	EXPECT_EQ(1, p.ret);			/* woken at once */
+	consume_all(&self->rs);
+	ASSERT_EQ(0, set_mod(self->rs.fd, 1000, 0));
+	ASSERT_EQ(0, __arm(self->rs.fd, variant->by_netlink));
+	poller_start(&p, self->rs.fd);
+	sent = mono();
+	send_one(self->tx);
+	pthread_join(p.t, NULL);
+	EXPECT_EQ(1, p.ret);
+	TH_LOG("armed: woke %.1f ms after the packet", (p.woke - sent) * 1e3);
+	EXPECT_LT(elapsed_us(p.woke, sent), 500000);
+}
+
+/* An arm with nothing waiting does not wake a sleeper by itself. */
+TEST_F(mod, arm_with_nothing_pending_waits_for_a_packet)
+{
+	struct poller p;
+
+	ASSERT_EQ(0, set_mod(self->rs.fd, 1000, 0));
+	send_one(self->tx);
+	usleep(100000);
+	consume_all(&self->rs);			/* read by a busy poller */
+	ASSERT_EQ(0, __arm(self->rs.fd, variant->by_netlink));
+	poller_start(&p, self->rs.fd);
+	usleep(300000);
+	EXPECT_TRUE(p.woke == 0);		/* nothing to tell */
+	send_one(self->tx);
+	pthread_join(p.t, NULL);
+	EXPECT_EQ(1, p.ret);
+}
+
 TEST_F(mod, bad_values)
 {
 	struct vmak_moderation m = { 0, 0 };

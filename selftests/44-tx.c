@@ -607,7 +607,7 @@ TEST_F(tx, ipv6_frames_reach_the_peer)
 
 TEST_F(tx, direct_descriptors_drive_the_rings)
 {
-	struct vmak_direct d;
+	struct vmak_direct d = VMAK_DIRECT_INIT;
 	struct vmak_tx_desc *desc;
 	uint32_t plen = 120, prod, flen;
 	uint64_t comp;
@@ -676,7 +676,7 @@ TEST_F(tx, killed_with_frames_in_flight_leaves_no_pinned_pages)
 	char c;
 
 	ASSERT_EQ(0, pipe(pipefd));
-	child = fork();
+	child = fork_child();
 	if (!child) {
 		struct vmak_rate_limit rl = { .rate = 1000 };	/* 1 Mbit/s */
 		struct vmak_ringset rs;

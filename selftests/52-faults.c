@@ -26,7 +26,7 @@ TEST_TIMEOUT(netns_deleted_under_traffic, 120)
 	ASSERT_GE(init_ns, 0);
 	ASSERT_EQ(0, vnet_setup(&net, 1));
 	ASSERT_EQ(0, pipe(pipefd));
-	rx = fork();
+	rx = fork_child();
 	if (!rx) {
 		struct vmak_ringset_config cfg;
 		struct vmak_ringset rs;

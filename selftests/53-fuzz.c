@@ -35,11 +35,12 @@
 
 enum { OP_SOCKET, OP_CLOSE, OP_SETSOCKOPT, OP_GETSOCKOPT, OP_BIND, OP_MMAP,
        OP_MUNMAP, OP_RING_WRITE, OP_KICK, OP_POLL, OP_RECV, OP_NETLINK,
-       OP_STEP, OP_COUNT };
+       OP_UDP, OP_STEP, OP_COUNT };
 
 static const char *const op_name[OP_COUNT] = {
 	"socket", "close", "setsockopt", "getsockopt", "bind", "mmap",
-	"munmap", "ring-write", "sendto", "poll", "recv", "netlink", "step",
+	"munmap", "ring-write", "sendto", "poll", "recv", "netlink", "udp",
+	"step",
 };
 
 struct fz_sock {
@@ -54,6 +55,7 @@ struct fz_sock {
 
 struct fz {
 	int fam, ifindex;
+	int other_if[2];	/* a tun and a dummy device, not Ethernet veth */
 	struct fz_sock s[NSOCK];
 	int udp[NUDP];
 	uint8_t *umem;
@@ -247,7 +249,8 @@ static int do_bind(struct fz *f, struct fz_sock *s)
 		.svmak_family = (uint16_t)(rnd() % 16 ? (uint32_t)f->fam : rnd()),
 		.svmak_flags = (uint16_t)(rnd() % 2 ? 0 : rnd() % 64),
 		.svmak_ifindex = (uint32_t)RND_PICK(f->ifindex, f->ifindex,
-						    f->ifindex, 1, 0, rnd()),
+						    f->ifindex, f->other_if[0],
+						    f->other_if[1], 1, 0, rnd()),
 		.svmak_queue_id = (uint32_t)RND_PICK(VMAK_QUEUE_ANY, 0, 0, 1, rnd()),
 		.svmak_shared_umem_fd = (uint32_t)any_fd(f),
 	};
@@ -489,6 +492,62 @@ static int do_netlink(struct fz *f)
 	return 0;
 }
 
+/*
+ * What a rule's socket may do under it: connect, disconnect, move to a new
+ * port, bind to a device, claim foreign addresses, join and leave groups
+ * (the rules must follow it, and no steering survive what it gave up).
+ */
+static int do_udp(struct fz *f)
+{
+	static const char *const devs[] = { "lo", "vmfzdummy", "vmfztun", "" };
+	struct sockaddr unspec = { .sa_family = AF_UNSPEC };
+	int i = (int)(rnd() % NUDP), fd = f->udp[i], one = 1;
+	struct sockaddr_storage ss;
+	struct ip_mreqn mr = {};
+	socklen_t len;
+
+	switch (rnd() % 10) {
+	case 0:
+		sockaddr_of(rnd() % 2 ? ADDR_A : "10.77.0.9", (uint16_t)(rnd() % 4 + 9),
+			    &ss, &len);
+		return connect(fd, (struct sockaddr *)&ss, len);
+	case 1:
+		return connect(fd, &unspec, sizeof(unspec));
+	case 2:		/* a new socket: wildcard, autobound or the usual */
+		close(fd);
+		f->udp[i] = rnd() % 2 ?
+			udp_bound(AF_INET, rnd() % 2 ? "0.0.0.0" : ADDR_B,
+				  (uint16_t)(PORT + i)) :
+			socket(AF_INET, SOCK_DGRAM, 0);
+		if (f->udp[i] < 0)
+			return -1;
+		sockaddr_of(ADDR_A, 9, &ss, &len);
+		return (int)sendto(f->udp[i], "x", 1, MSG_DONTWAIT,
+				   (struct sockaddr *)&ss, len);
+	case 3: {
+		const char *d = devs[rnd() % 4];
+
+		return setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, d, strlen(d) + 1);
+	}
+	case 4:
+		return setsockopt(fd, IPPROTO_IP, rnd() % 2 ? IP_FREEBIND :
+				  IP_TRANSPARENT, &one, sizeof(one));
+	case 5:
+	case 6:
+		inet_pton(AF_INET, rnd() % 2 ? "239.1.1.1" : "239.1.1.2",
+			  &mr.imr_multiaddr);
+		mr.imr_ifindex = (int)RND_PICK(f->ifindex, f->other_if[1], 0);
+		return setsockopt(fd, IPPROTO_IP, rnd() % 2 ? IP_ADD_MEMBERSHIP :
+				  IP_DROP_MEMBERSHIP, &mr, sizeof(mr));
+	case 7:
+		return setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	default:	/* back to a socket the senders reach */
+		close(fd);
+		f->udp[i] = udp_bound(AF_INET, ADDR_B, (uint16_t)(PORT + i));
+		return f->udp[i] < 0 ? -1 : 0;
+	}
+}
+
 static int fz_op(struct fz *f, int op)
 {
 	struct fz_sock *s = any_sock(f);
@@ -535,6 +594,8 @@ static int fz_op(struct fz *f, int op)
 		return (int)recv(s->fd, buf, sizeof(buf), MSG_DONTWAIT);
 	case OP_NETLINK:
 		return do_netlink(f);
+	case OP_UDP:
+		return do_udp(f);
 	default:
 		return do_step(f, s);
 	}
@@ -547,7 +608,8 @@ static int pick_op(void)
 		[OP_SOCKET] = 1, [OP_CLOSE] = 1, [OP_SETSOCKOPT] = 12,
 		[OP_GETSOCKOPT] = 8, [OP_BIND] = 4, [OP_MMAP] = 5,
 		[OP_MUNMAP] = 2, [OP_RING_WRITE] = 10, [OP_KICK] = 8,
-		[OP_POLL] = 4, [OP_RECV] = 2, [OP_NETLINK] = 8, [OP_STEP] = 35,
+		[OP_POLL] = 4, [OP_RECV] = 2, [OP_NETLINK] = 8, [OP_UDP] = 3,
+		[OP_STEP] = 35,
 	};
 	uint32_t r = rnd() % 100, acc = 0;
 
@@ -579,6 +641,11 @@ TEST_TIMEOUT(fuzz_socket_abi_and_netlink, 3600)
 	pinned0 = module_pinned();
 	ASSERT_EQ(0, vnet_setup(&net, 1));
 	f->ifindex = net.ifindex_b;
+	ASSERT_EQ(0, kmod_load("tun"));
+	ASSERT_EQ(0, sh("ip tuntap add dev vmfztun mode tun && ip link set vmfztun up && "
+			"ip link add vmfzdummy type dummy && ip link set vmfzdummy up"));
+	f->other_if[0] = (int)if_nametoindex("vmfztun");
+	f->other_if[1] = (int)if_nametoindex("vmfzdummy");
 	for (int i = 0; i < NUDP; i++) {
 		f->udp[i] = udp_bound(AF_INET, ADDR_B, (uint16_t)(PORT + i));
 		ASSERT_GE(f->udp[i], 0);

@@ -3,6 +3,8 @@
 #ifndef _VMAK_SELFTEST_COMMON_H
 #define _VMAK_SELFTEST_COMMON_H
 
+#include <signal.h>
+#include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -43,6 +45,20 @@ static inline void regain_privileges(void)
 static inline int drop_privileges(void)
 {
 	return drop_privileges_to(65534);
+}
+
+/*
+ * fork() for a child that loops until killed: it dies with the test's
+ * process too, so a failed ASSERT in the test (which ends the test process
+ * without reaching its kill()) leaves no child behind holding the output.
+ */
+static inline pid_t fork_child(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	if (pid == 0 && (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent))
+		_exit(1);
+	return pid;
 }
 
 /* One ring's status over netlink into *st, freeing what *st held. */
@@ -111,6 +127,12 @@ static inline int sh(const char *fmt, ...)
 	if (st)
 		fprintf(stderr, "#   command failed (%d): %s\n", st, cmd);
 	return st;
+}
+
+/* Load a module of the booted kernel (in the VM: from its unpacked tree). */
+static inline int kmod_load(const char *name)
+{
+	return sh("modprobe ${VMAK_KROOT:+-d \"$VMAK_KROOT\"} %s", name);
 }
 
 static inline int ns_enter(const char *ns)
@@ -348,6 +370,16 @@ static inline void rx_recycle(struct vmak_ringset *rs, uint64_t addr)
 		*vmak_ring_fill_addr(rs->fill, idx) = addr;
 		vmak_ring_submit(rs->fill, 1);
 	}
+}
+
+/* Read every RX descriptor waiting and give its chunk back. */
+static inline void consume_all(struct vmak_ringset *rs)
+{
+	uint32_t idx, n = vmak_ring_peek(rs->rx, 256, &idx);
+
+	for (uint32_t i = 0; i < n; i++)
+		rx_recycle(rs, vmak_ring_rx_desc(rs->rx, idx + i)->addr);
+	vmak_ring_release(rs->rx, n);
 }
 
 /* The number after "key<sep>" on a line of a /proc file, or 0. */

@@ -104,7 +104,7 @@ static const char *const stat_names[] = {
 	"rx-packets", "rx-bytes", "rx-ring-full", "rx-fill-empty",
 	"rx-invalid-fill", "rx-too-big", "rx-passed", "rx-rule-dead",
 	"tx-packets", "tx-bytes", "tx-invalid", "tx-header-drop",
-	"tx-cq-full", "tx-dummy", "tx-error",
+	"tx-cq-full", "tx-dummy", "tx-error", "rx-foreign",
 };
 
 static void addr_str(const struct vmak_ctl_key *k, const uint8_t *a,

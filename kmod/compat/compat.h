@@ -10,6 +10,7 @@
 #define _VMAK_COMPAT_H
 
 #include <linux/version.h>
+#include <linux/hrtimer.h>
 #include <linux/skbuff.h>
 
 /* 6.12 moved the unaligned access helpers out of asm/. */
@@ -71,5 +72,54 @@ static inline void vmak_page_frag_drain(struct page_frag_cache *nc)
 #else
 #define vmak_genl_dump_attrs_(gdi) ((gdi)->attrs)
 #endif
+
+/*
+ * 6.13 added hrtimer_setup() (timer, function, clock, mode in one call);
+ * 6.15 removed hrtimer_init().
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define vmak_hrtimer_setup(t, fn, clock, mode) hrtimer_setup(t, fn, clock, mode)
+#else
+static inline void vmak_hrtimer_setup(struct hrtimer *t,
+				      enum hrtimer_restart (*fn)(struct hrtimer *),
+				      clockid_t clock, enum hrtimer_mode mode)
+{
+	hrtimer_init(t, clock, mode);
+	t->function = fn;
+}
+#endif
+
+/*
+ * 6.10 added dst_rt6_info() (and stable kernels took it back), a macro:
+ * its absence is the feature test.
+ */
+#include <net/ip6_fib.h>
+#ifndef dst_rt6_info
+#define dst_rt6_info(dst) ((struct rt6_info *)(dst))
+#endif
+
+/* 6.3 made vma->vm_flags read-only behind vm_flags_set(). */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+#include <linux/mm.h>
+static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+#endif
+
+/*
+ * A socket that may bind an address the host does not have: IP_FREEBIND,
+ * IPV6_FREEBIND, IP_TRANSPARENT or IPV6_TRANSPARENT (one bit each for both
+ * families). 6.6 turned the inet_sock bitfields into flags.
+ */
+#include <net/inet_sock.h>
+static inline bool vmak_sk_nonlocal_bind(struct sock *sk)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	return inet_test_bit(FREEBIND, sk) || inet_test_bit(TRANSPARENT, sk);
+#else
+	return inet_sk(sk)->freebind || inet_sk(sk)->transparent;
+#endif
+}
 
 #endif /* _VMAK_COMPAT_H */

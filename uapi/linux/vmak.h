@@ -75,6 +75,50 @@
  * the kernel until it comes back on COMPLETION.
  */
 
+/*
+ * Errors
+ * ======
+ *
+ * socket(): ESOCKTNOSUPPORT (type not SOCK_RAW), EPROTONOSUPPORT (protocol
+ * not 0), EPERM (the module's "unprivileged" parameter is 0 and the caller
+ * lacks CAP_NET_RAW in the netns's user namespace).
+ *
+ * setsockopt(): ENOPROTOOPT (level not SOL_VMAK or unknown name), EINVAL
+ * (short optlen, a reserved field or unknown flag set, a value out of
+ * range), EFAULT (unreadable optval). VMAK_UMEM_REG: EBUSY once the socket
+ * has a UMEM (a second registration) or is bound; ENOBUFS past
+ * RLIMIT_MEMLOCK; EFAULT for memory that is not the caller's anonymous,
+ * shmem (memfd, tmpfs) or hugetlb memory. Ring sizes: EBUSY if that ring
+ * exists or the socket is bound; ENOBUFS past RLIMIT_MEMLOCK (rings count
+ * with the UMEM); ENOMEM past the memory cgroup's limit. VMAK_RULE_ADD:
+ * EINVAL before bind, ENETDOWN after the device left, EBADF or ENOTSOCK
+ * for the fd, EINVAL for a socket that is not bound UDP, EPERM for one of
+ * another netns, for raw rules without CAP_NET_RAW, and (unprivileged)
+ * for SO_REUSEADDR, IP_FREEBIND/IP_TRANSPARENT sockets and sockets bound
+ * to another device; EADDRNOTAVAIL for an address the host does not have
+ * or a group not joined on the ring's device; EEXIST for a cookie or key
+ * the socket already has; ENOSPC past the module's max_rules (default
+ * 2^20 per socket). VMAK_RULE_DEL: ENOENT for an unknown cookie.
+ *
+ * bind(): EINVAL (short address, wrong family, unknown flags, no rings, a
+ * queue the device lacks), EBUSY (bound already), ENODEV (no such device
+ * in the socket's netns, or it is leaving), EBADF (VMAK_BIND_SHARED_UMEM
+ * with an fd that is no vmak socket with a UMEM), EOPNOTSUPP (TX zero
+ * copy on a device without scatter-gather; an unprivileged TX ring on a
+ * device that is not Ethernet).
+ *
+ * The kicks: recvmsg() returns ENXIO before bind and after the device
+ * left (or the socket's error, ENETDOWN, once); sendmsg() ENXIO before
+ * bind, ENETDOWN after the device left, ENOBUFS without a TX ring, EAGAIN
+ * when a full COMPLETION ring stopped it. getsockopt(VMAK_NET_HEADER):
+ * ENOTCONN for a socket that is not connected, EXDEV for a route through
+ * another device, EAGAIN while the neighbour is being resolved.
+ *
+ * After close() the UMEM's pinned pages, the rings' memory and the
+ * module reference are released shortly after, from a workqueue: a caller
+ * that checks (RLIMIT_MEMLOCK, rmmod) waits for them.
+ */
+
 /* Socket option level of vmak sockets. */
 #define SOL_VMAK		0x564d4b	/* "VMK" */
 
@@ -210,10 +254,14 @@ struct sockaddr_vmak {
  *
  * VMAK_RULE_SOCKET: fd is a bound UDP socket (IPv4 or IPv6) of the
  * caller's netns. The key is its local address and port, plus its peer
- * when connected. With 'group' set (an IPv4 or IPv6 multicast address the
- * socket has joined) the key is (group, local port). No privilege is
- * needed: a process may only accelerate its own sockets. The rule stops
- * matching when that socket is closed.
+ * when connected. With 'af' and 'dst_addr' naming a multicast group the
+ * socket has joined on the ring's device, the key is (group, local port).
+ * No privilege is needed: a process may only accelerate its own sockets
+ * (Documentation/security.rst). The rule matches only while the socket
+ * keeps the binding its key was read from: closing it, connect() or
+ * disconnecting it, a new port, SO_BINDTODEVICE or leaving the group stop
+ * it (counted in rx_rule_dead). A ring without an RX ring takes nothing:
+ * its socket rules vouch for what an unprivileged ring may send.
  *
  * VMAK_RULE_RAW: the key is given: dst address and port (address all-zero
  * for any), and optionally src address and port. Needs CAP_NET_RAW in the
@@ -244,9 +292,15 @@ struct vmak_rule {
  * RX descriptor. The chunk holds the whole frame from its link-layer
  * header: addr is the UMEM address of its first byte, len its length;
  * l3_off and payload_off are offsets from addr of the IP header and of the
- * UDP payload. A datagram split out of a GSO/GRO packet carries headers
- * the kernel rewrote (lengths; checksums not recomputed) and
- * VMAK_RX_SEGMENT.
+ * UDP payload. A datagram split out of a UDP GSO/GRO packet carries headers
+ * the kernel rewrote (lengths, the IPv4 header checksum; the UDP checksum
+ * set to 0, not recomputed) and VMAK_RX_SEGMENT. Other GSO packets (UFO,
+ * tunnels) and trains of more than 64 segments are not cut: they count as
+ * rx_too_big.
+ *
+ * VMAK_RX_CSUM_NONE: the UDP checksum in the chunk is not valid (a segment,
+ * or a local sender's datagram whose checksum the device was to fill in);
+ * the kernel checked nothing, and the reader should not check it either.
  */
 struct vmak_rx_desc {
 	__u64 addr;
@@ -267,6 +321,7 @@ struct vmak_rx_desc {
 #define VMAK_RX_TS_HW		(1U << 0)
 #define VMAK_RX_IPV6		(1U << 1)
 #define VMAK_RX_SEGMENT		(1U << 2)
+#define VMAK_RX_CSUM_NONE	(1U << 3)
 
 /*
  * TX descriptor: a whole frame (from the link-layer header) at UMEM
@@ -305,6 +360,9 @@ struct vmak_statistics {
 	__u64 tx_cq_full;	/* sends stopped by a full COMPLETION ring */
 	__u64 tx_dummy;		/* VMAK_TX_DUMMY descriptors completed */
 	__u64 tx_error;		/* refused by the device or out of memory */
+	__u64 rx_foreign;	/* matched, but not for this host (unprivileged
+				 * rings; see Documentation/security.rst)
+				 */
 };
 
 /*
@@ -361,7 +419,7 @@ struct vmak_net_header {
 /* Facts about a bound socket. */
 struct vmak_ring_info {
 	__u32 ifindex;
-	__u32 queue_id;
+	__u32 queue_id;		/* as bound: VMAK_QUEUE_ANY stays that */
 	__u32 napi_id;		/* last NAPI id seen on RX, 0 if none */
 	__u32 state;		/* VMAK_STATE_* */
 	__u32 rules;		/* rules attached */

@@ -61,7 +61,7 @@ struct vmak_ringset {
 	void *priv;
 };
 
-/* Sets sz and the defaults: 2048-entry RX and FILL rings, 4096 chunks of
+/* Sets sz and the defaults: 2048-entry RX and FILL rings, 2048 chunks of
  * 2048 bytes, any queue.
  */
 void vmak_ringset_config_default(struct vmak_ringset_config *cfg);
