@@ -533,13 +533,12 @@ static int do_udp(struct fz *f)
 		return setsockopt(fd, IPPROTO_IP, rnd() % 2 ? IP_FREEBIND :
 				  IP_TRANSPARENT, &one, sizeof(one));
 	case 5:
-	case 6:
 		inet_pton(AF_INET, rnd() % 2 ? "239.1.1.1" : "239.1.1.2",
 			  &mr.imr_multiaddr);
 		mr.imr_ifindex = (int)RND_PICK(f->ifindex, f->other_if[1], 0);
 		return setsockopt(fd, IPPROTO_IP, rnd() % 2 ? IP_ADD_MEMBERSHIP :
 				  IP_DROP_MEMBERSHIP, &mr, sizeof(mr));
-	case 7:
+	case 6:
 		return setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	default:	/* back to a socket the senders reach */
 		close(fd);
@@ -608,7 +607,7 @@ static int pick_op(void)
 		[OP_SOCKET] = 1, [OP_CLOSE] = 1, [OP_SETSOCKOPT] = 12,
 		[OP_GETSOCKOPT] = 8, [OP_BIND] = 4, [OP_MMAP] = 5,
 		[OP_MUNMAP] = 2, [OP_RING_WRITE] = 10, [OP_KICK] = 8,
-		[OP_POLL] = 4, [OP_RECV] = 2, [OP_NETLINK] = 8, [OP_UDP] = 3,
+		[OP_POLL] = 4, [OP_RECV] = 2, [OP_NETLINK] = 8, [OP_UDP] = 1,
 		[OP_STEP] = 35,
 	};
 	uint32_t r = rnd() % 100, acc = 0;
