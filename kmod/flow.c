@@ -188,7 +188,6 @@ err_unlink:
 	return err;
 }
 
-
 static int vmak_rule_key_raw(struct vmak_sock *vs, const struct vmak_rule *req,
 			     struct vmak_rule_obj *r)
 {
