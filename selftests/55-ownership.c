@@ -323,6 +323,8 @@ TEST_F(own, disconnect_loop_collects_nothing)
 		ASSERT_EQ(0, connect(u, (struct sockaddr *)&dst, len));
 		ASSERT_EQ(0, connect(u, &unspec, sizeof(unspec)));
 	}
+	/* Hashed again (on yet another port): its old rules must stay dead. */
+	ASSERT_EQ(1, sendto(u, "x", 1, 0, (struct sockaddr *)&dst, len));
 	regain_privileges();
 	ASSERT_EQ(0, drop_privileges_to(4242));
 	theirs = socket(AF_INET, SOCK_DGRAM, 0);
