@@ -353,16 +353,24 @@ enum vmak_tx_verdict { VMAK_TX_SENT, VMAK_TX_DONE };
  */
 static void vmak_tx_set_headers(struct sk_buff *skb, struct net_device *dev)
 {
+	u32 nh = dev->type == ARPHRD_ETHER ? ETH_HLEN : dev->hard_header_len;
+
 	skb_reset_mac_header(skb);
-	if (dev->type == ARPHRD_ETHER) {
+	if (dev->type == ARPHRD_ETHER)
 		skb->protocol = eth_hdr(skb)->h_proto;
-		skb_set_network_header(skb, ETH_HLEN);
-	} else {
+	else
 		skb->protocol = skb->len && (skb->data[0] >> 4) == 6 ?
 				htons(ETH_P_IPV6) : htons(ETH_P_IP);
-		skb_set_network_header(skb, dev->hard_header_len);
-	}
-	skb_probe_transport_header(skb);
+	skb_set_network_header(skb, nh);
+	/* The IP header is in the linear part (copied, or the zero-copy
+	 * head): read it there rather than run the flow dissector per frame.
+	 */
+	if (skb->protocol == htons(ETH_P_IP) &&
+	    skb_headlen(skb) >= nh + sizeof(struct iphdr))
+		skb_set_transport_header(skb, nh + ip_hdr(skb)->ihl * 4);
+	else if (skb->protocol == htons(ETH_P_IPV6) &&
+		 skb_headlen(skb) >= nh + sizeof(struct ipv6hdr))
+		skb_set_transport_header(skb, nh + sizeof(struct ipv6hdr));
 }
 
 /* A descriptor the device can send: known options, a frame inside a chunk. */
