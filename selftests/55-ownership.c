@@ -780,13 +780,29 @@ TEST_F_TIMEOUT(own, bind_races_a_netns_move, 240)
 		if (small_ring(&rs, ifindex, false))
 			continue;	/* ENODEV: it was away */
 		bound++;
-		ASSERT_EQ(0, getsockopt(rs.fd, SOL_VMAK, VMAK_RING_INFO, &info, &ilen));
-		if (info.state == VMAK_STATE_BOUND && !if_indextoname(ifindex, name)) {
-			/* Away now: the move must have unbound the ring. */
+		/*
+		 * A move unlists the device before it unbinds its rings
+		 * (with a grace period between): only once the device is
+		 * listed in c has the move finished. A ring still bound then
+		 * was bound to the device in c.
+		 */
+		for (int t = 0; t < 2000 && !if_indextoname(ifindex, name); t++) {
+			bool in_c;
+
 			ASSERT_EQ(0, getsockopt(rs.fd, SOL_VMAK, VMAK_RING_INFO,
 						&info, &ilen));
-			if (info.state == VMAK_STATE_BOUND)
-				bad++;
+			if (info.state != VMAK_STATE_BOUND)
+				break;
+			ASSERT_EQ(0, ns_enter(self->ns_c));
+			in_c = if_nametoindex("vmkmove") > 0;
+			ASSERT_EQ(0, ns_enter(self->net.ns_b));
+			if (in_c) {
+				ASSERT_EQ(0, getsockopt(rs.fd, SOL_VMAK,
+							VMAK_RING_INFO, &info, &ilen));
+				bad += info.state == VMAK_STATE_BOUND;
+				break;
+			}
+			usleep(1000);
 		}
 		vmak_ringset_close(&rs);
 	}
