@@ -209,40 +209,49 @@ TEST_F(own, vlan_host_keeps_its_traffic)
 	host_behind_vb(_metadata, self, "10.78.0.3");
 }
 
+/* A UDP socket with IP_FREEBIND (IPV6_FREEBIND) bound to ip:PORT, or -1. */
+static int freebind_socket(const char *ip)
+{
+	struct sockaddr_storage ss;
+	int one = 1, fam, fd;
+	socklen_t len;
+
+	fam = sockaddr_of(ip, PORT, &ss, &len);
+	fd = socket(fam, SOCK_DGRAM, 0);
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, fam == AF_INET ? IPPROTO_IP : IPPROTO_IPV6,
+		       fam == AF_INET ? IP_FREEBIND : IPV6_FREEBIND,
+		       &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&ss, len)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* IP_FREEBIND / IPV6_FREEBIND sockets and addresses the host lacks. */
 TEST_F(own, foreign_addresses_refused)
 {
-	struct sockaddr_storage ss;
+	static const char *const freebound[] = {
+		"10.77.0.99", "fd00:77::99",
+		/* refused on a local address too: the option is a claim on
+		 * addresses the host does not have
+		 */
+		ADDR_B,
+	};
 	struct vmak_ringset rs;
-	socklen_t len;
-	int one = 1, fd, fd6;
+	int fd;
 
 	ASSERT_EQ(0, drop_privileges());
 	ASSERT_EQ(0, small_ring(&rs, self->net.ifindex_b, true));
 
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	ASSERT_EQ(0, setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)));
-	sockaddr_of("10.77.0.99", PORT, &ss, &len);
-	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&ss, len));
-	EXPECT_EQ(-EPERM, vmak_rule_add_socket(rs.fd, fd, 1));
-	close(fd);
-
-	fd6 = socket(AF_INET6, SOCK_DGRAM, 0);
-	ASSERT_EQ(0, setsockopt(fd6, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof(one)));
-	sockaddr_of("fd00:77::99", PORT, &ss, &len);
-	ASSERT_EQ(0, bind(fd6, (struct sockaddr *)&ss, len));
-	EXPECT_EQ(-EPERM, vmak_rule_add_socket(rs.fd, fd6, 2));
-	close(fd6);
-
-	/* Refused on a local address too: the option is a claim on
-	 * addresses the host does not have.
-	 */
-	fd = socket(AF_INET, SOCK_DGRAM, 0);
-	ASSERT_EQ(0, setsockopt(fd, IPPROTO_IP, IP_FREEBIND, &one, sizeof(one)));
-	sockaddr_of(ADDR_B, PORT, &ss, &len);
-	ASSERT_EQ(0, bind(fd, (struct sockaddr *)&ss, len));
-	EXPECT_EQ(-EPERM, vmak_rule_add_socket(rs.fd, fd, 3));
-	close(fd);
+	for (uint32_t i = 0; i < 3; i++) {
+		fd = freebind_socket(freebound[i]);
+		ASSERT_GE(fd, 0);
+		EXPECT_EQ(-EPERM, vmak_rule_add_socket(rs.fd, fd, i + 1));
+		close(fd);
+	}
 
 	/* ip_nonlocal_bind lets any socket bind a foreign address. */
 	regain_privileges();
