@@ -160,7 +160,8 @@ check-abi: $(LIB_SO)
 	scripts/check-abi.sh $(LIB_SO) lib/libvmak.map lib
 
 check-layers: $(LIB_OBJS)
-	scripts/check-layers.sh lib/native/sys.h $(filter-out $(B)/lib/preload/%,$(LIB_OBJS))
+	scripts/check-layers.sh lib/native/sys.h "$(filter $(B)/lib/preload/%,$(LIB_OBJS))" \
+		$(filter-out $(B)/lib/preload/%,$(LIB_OBJS))
 
 $(B)/libvmak.pc: lib/libvmak.pc.in VERSION
 	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|;s|@VERSION@|$(VERSION)|' $< > $@
@@ -193,6 +194,12 @@ $(B)/selftests/%: selftests/%.c $(ST_HDRS) $(KSFT_HDRS) $(NATIVE_A)
 $(B)/unit/%: selftests/unit/%.c $(ST_HDRS) $(KSFT_HDRS) $(NATIVE_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) -Ilib/native $(MNL_CFLAGS) $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< $(NATIVE_A) $(MNL_LIBS)
+
+# ... and those of lib/vma/ link its objects (none of them interposes).
+VMA_OBJS := $(VMA_SRCS:%.c=$(B)/%.o)
+$(B)/unit/vma-%: selftests/unit/vma-%.c $(ST_HDRS) $(KSFT_HDRS) $(VMA_OBJS) $(NATIVE_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) -Ilib/native -Ilib/vma $(MNL_CFLAGS) $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< $(VMA_OBJS) $(NATIVE_A) $(MNL_LIBS)
 
 $(KSFT_HDRS) &:
 	@test -f "$(KSRC_TAR)" || { echo 'kselftest harness: apt-get install linux-source-6.1 (scripts/deps.sh)'; exit 1; }

@@ -9,11 +9,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWiu]$/ { print $3 }' |
-	sed 's/@.*//' | sort -u > "$tmp/exported"
+	grep '@' | sed 's/@.*//' | sort -u > "$tmp/exported"
+# Unversioned exports: only the interposers of lib/preload/ (see MAP).
+nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWiu]$/ { print $3 }' |
+	grep -v '@' | sort -u > "$tmp/unversioned"
+grep -rhoE 'VMAK_API[^(]*\b[a-z_0-9]+\(' "$src/preload" --include='*.c' |
+	sed -E 's/.*[^a-z_0-9]([a-z_0-9]+)\($/\1/' | sort -u > "$tmp/interposed"
 awk '/global:/ { on = 1; next } /local:/ { on = 0 }
+     /}/ { on = 0 }
      on && /;/ { gsub(/[ \t;]/, ""); if ($0 != "") print }' "$map" |
 	sort -u > "$tmp/map"
-grep -rhoE 'VMAK_API[^(]*\b[a-z_0-9]+\(' "$src" --include='*.c' |
+grep -rhoE 'VMAK_API[^(]*\b[a-z_0-9]+\(' "$src" --include='*.c' \
+	--exclude-dir=preload |
 	sed -E 's/.*[^a-z_0-9]([a-z_0-9]+)\($/\1/' | sort -u > "$tmp/api"
 
 rc=0
@@ -30,5 +37,7 @@ report exported map "exported by $so but not in $map"
 report map exported "in $map but not exported by $so"
 report api map "marked VMAK_API but not in $map"
 report map api "in $map but not marked VMAK_API in $src"
-[ $rc = 0 ] && echo "check-abi: $(wc -l < "$tmp/map") symbols, $so matches $map"
+report unversioned interposed "exported without a version but not an interposer of $src/preload"
+report interposed unversioned "interposers of $src/preload not exported without a version"
+[ $rc = 0 ] && echo "check-abi: $(wc -l < "$tmp/map") symbols, $so matches $map; $(wc -l < "$tmp/interposed") interposers unversioned"
 exit $rc

@@ -1,13 +1,17 @@
 #!/bin/bash
-# check-layers.sh SYS_H OBJECT... -- no library object below lib/preload/
-# may call a C library function that libvmak interposes: it would re-enter
-# the interposer (lib/native/sys.h says why). The names are those of the
-# VMAK_SYS_CALLS list in SYS_H; the objects' undefined symbols must not
-# include any of them.
+# check-layers.sh SYS_H PRELOAD_OBJS OBJECT... -- no library object below
+# lib/preload/ may call a C library function that libvmak interposes: it
+# would re-enter the interposer (lib/native/sys.h says why). The names are
+# those of the VMAK_SYS_CALLS lists in SYS_H and every function the
+# preload objects (PRELOAD_OBJS, one space-separated argument) define; the
+# objects' undefined symbols must not include any of them.
 set -euo pipefail
 sys_h=$1
-shift
-names=$(sed -n 's/^[[:space:]]*X([^,]*,[[:space:]]*\([a-z_0-9]*\),.*/\1/p' "$sys_h" | sort -u)
+preload=$2
+shift 2
+names=$( { sed -n 's/^[[:space:]]*X([^,]*,[[:space:]]*\([a-z_0-9]*\),.*/\1/p' "$sys_h"
+	   [ -z "$preload" ] || nm --defined-only -g $preload | awk '$2 == "T" || $2 == "W" { print $3 }'
+	 } | sort -u)
 [ -n "$names" ] || { echo "check-layers: no VMAK_SYS_CALLS names in $sys_h"; exit 1; }
 rc=0
 for o in "$@"; do

@@ -10,10 +10,13 @@
 #include "sys.h"
 
 #define VMAK_SYS_POINTER(ret, name, params, args) ret (*name) params;
+#define VMAK_SYS_VPOINTER(ret, name, params, args) ret (*name)(int, ...);
 static struct {
 	VMAK_SYS_CALLS(VMAK_SYS_POINTER)
+	VMAK_SYS_VCALLS(VMAK_SYS_VPOINTER)
 } sys;
 #undef VMAK_SYS_POINTER
+#undef VMAK_SYS_VPOINTER
 
 static pthread_once_t sys_once = PTHREAD_ONCE_INIT;
 
@@ -42,6 +45,7 @@ static void sys_resolve(void)
 #define VMAK_SYS_RESOLVE(ret, name, params, args)			\
 	*(void **)&sys.name = sys_lookup(#name);
 	VMAK_SYS_CALLS(VMAK_SYS_RESOLVE)
+	VMAK_SYS_VCALLS(VMAK_SYS_RESOLVE)
 #undef VMAK_SYS_RESOLVE
 }
 
@@ -52,4 +56,5 @@ ret vmak_sys_##name params						\
 	return sys.name args;						\
 }
 VMAK_SYS_CALLS(VMAK_SYS_DEFINE)
+VMAK_SYS_VCALLS(VMAK_SYS_DEFINE)
 #undef VMAK_SYS_DEFINE

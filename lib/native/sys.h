@@ -19,8 +19,13 @@
 #define _VMAK_SYS_H
 
 #include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -30,17 +35,60 @@
 	  (domain, type, protocol))					\
 	X(int, bind, (int fd, const struct sockaddr *sa, socklen_t len), \
 	  (fd, sa, len))						\
+	X(int, connect, (int fd, const struct sockaddr *sa, socklen_t len), \
+	  (fd, sa, len))						\
 	X(int, close, (int fd), (fd))					\
+	X(int, dup, (int fd), (fd))					\
+	X(int, dup2, (int fd, int nfd), (fd, nfd))			\
+	X(int, dup3, (int fd, int nfd, int flags), (fd, nfd, flags))	\
 	X(int, setsockopt, (int fd, int level, int name, const void *val, \
 			    socklen_t len), (fd, level, name, val, len)) \
 	X(int, getsockopt, (int fd, int level, int name, void *val,	\
 			    socklen_t *len), (fd, level, name, val, len)) \
+	X(ssize_t, read, (int fd, void *buf, size_t len), (fd, buf, len)) \
+	X(ssize_t, readv, (int fd, const struct iovec *iov, int n),	\
+	  (fd, iov, n))							\
+	X(ssize_t, recv, (int fd, void *buf, size_t len, int flags),	\
+	  (fd, buf, len, flags))					\
+	X(ssize_t, recvfrom, (int fd, void *buf, size_t len, int flags, \
+			      struct sockaddr *sa, socklen_t *salen),	\
+	  (fd, buf, len, flags, sa, salen))				\
+	X(ssize_t, recvmsg, (int fd, struct msghdr *msg, int flags),	\
+	  (fd, msg, flags))						\
+	X(int, recvmmsg, (int fd, struct mmsghdr *v, unsigned int n,	\
+			  int flags, struct timespec *t),		\
+	  (fd, v, n, flags, t))						\
 	X(int, poll, (struct pollfd *fds, nfds_t n, int timeout),	\
-	  (fds, n, timeout))
+	  (fds, n, timeout))						\
+	X(int, ppoll, (struct pollfd *fds, nfds_t n,			\
+		       const struct timespec *t, const sigset_t *m),	\
+	  (fds, n, t, m))						\
+	X(int, select, (int n, fd_set *r, fd_set *w, fd_set *e,		\
+			struct timeval *t), (n, r, w, e, t))		\
+	X(int, pselect, (int n, fd_set *r, fd_set *w, fd_set *e,	\
+			 const struct timespec *t, const sigset_t *m),	\
+	  (n, r, w, e, t, m))						\
+	X(int, epoll_create, (int size), (size))			\
+	X(int, epoll_create1, (int flags), (flags))			\
+	X(int, epoll_ctl, (int ep, int op, int fd, struct epoll_event *e), \
+	  (ep, op, fd, e))						\
+	X(int, epoll_wait, (int ep, struct epoll_event *e, int n, int t), \
+	  (ep, e, n, t))						\
+	X(int, epoll_pwait, (int ep, struct epoll_event *e, int n, int t, \
+			     const sigset_t *m), (ep, e, n, t, m))
+
+/*
+ * The variadic ones: called with one long argument, through a pointer of
+ * their real (variadic) type. Same X() shape, for check-layers.
+ */
+#define VMAK_SYS_VCALLS(X)						\
+	X(int, fcntl, (int fd, int cmd, long arg), (fd, cmd, arg))	\
+	X(int, ioctl, (int fd, unsigned long req, long arg), (fd, req, arg))
 
 #define VMAK_SYS_DECLARE(ret, name, params, args)			\
 	ret vmak_sys_##name params VMAK_HIDDEN;
 VMAK_SYS_CALLS(VMAK_SYS_DECLARE)
+VMAK_SYS_VCALLS(VMAK_SYS_DECLARE)
 #undef VMAK_SYS_DECLARE
 
 #endif /* _VMAK_SYS_H */

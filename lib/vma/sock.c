@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Offloaded UDP sockets: when a socket is offloaded, onto which rings, and
+ * back to the kernel when it cannot be.
+ *
+ * A socket is offloaded once it has a local port: after bind(), connect()
+ * (which binds implicitly), a group join, or before its first receive
+ * (sendto() binds implicitly too). Each change of what the socket owns
+ * (connect, disconnect, SO_BINDTODEVICE) replaces its rules, because the
+ * kernel kills a rule whose socket no longer owns the key it was made
+ * from. Which devices: the one holding the bound address, the bound
+ * device, or every device of the netns the module can hook.
+ */
+#include <errno.h>
+#include <ifaddrs.h>
+#include <sched.h>
+#include <stdio.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys.h"
+#include "vma.h"
+
+int vmak_active VMAK_HIDDEN;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static uint32_t next_cookie = 1;
+
+static void atfork_child(void)
+{
+	/*
+	 * The child's copies of offloaded sockets are kernel sockets: the
+	 * rings (and what they already hold) stay the parent's, and the
+	 * rules keep steering into them while the parent lives. Sockets the
+	 * child opens are offloaded on rings of its own.
+	 */
+	vring_forget_all();
+	vfd_forget_all();
+	__atomic_store_n(&vmak_active, 0, __ATOMIC_RELAXED);
+}
+
+static void read_config_file(void)
+{
+	char prog[256] = "", *text = NULL, *base;
+	const char *app = getenv("VMA_APPLICATION_ID");
+	FILE *f;
+	long n;
+
+	f = fopen(vconf.config_file, "re");
+	if (!f) {
+		if (getenv("VMA_CONFIG_FILE") || getenv("VMAK_CONFIG_FILE"))
+			vlog(VLOG_WARNING, "VMA_CONFIG_FILE=\"%s\": cannot read it: %m; offloading every UDP socket",
+			     vconf.config_file);
+		return;
+	}
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && n < 1 << 20 &&
+	    !fseek(f, 0, SEEK_SET) && (text = calloc(1, (size_t)n + 1)) &&
+	    fread(text, 1, (size_t)n, f) == (size_t)n) {
+		n = readlink("/proc/self/exe", prog, sizeof(prog) - 1);
+		prog[n > 0 ? n : 0] = 0;
+		base = strrchr(prog, '/');
+		vrules_parse(&vrules, text, vconf.config_file,
+			     base ? base + 1 : prog, app);
+	}
+	free(text);
+	fclose(f);
+}
+
+static void init(void)
+{
+	vconf_load();
+	read_config_file();
+	pthread_atfork(NULL, NULL, atfork_child);
+}
+
+void vmak_init(void)
+{
+	pthread_once(&init_once, init);
+}
+
+struct vsock *vsock_new(int fd, int family)
+{
+	struct vsock *vs;
+
+	vmak_init();
+	if (!vconf.offload)
+		return NULL;
+	vs = calloc(1, sizeof(*vs));
+	if (!vs)
+		return NULL;
+	pthread_rwlock_init(&vs->lock, NULL);
+	vs->fd = fd;
+	vs->family = family;
+	vs->refs = 1;		/* the table slot's */
+	vs->nfds = 1;
+	vs->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (vs->efd < 0) {
+		free(vs);
+		return NULL;
+	}
+	vs->efd = vfd_hide(vs->efd);
+	vfd_set_internal(vs->efd, true);
+	vfd_set_sock(fd, vs);
+	return vs;
+}
+
+static void att_free(struct vatt *a)
+{
+	struct vring *r = a->ring;
+
+	pthread_mutex_lock(&r->lock);
+	vring_att_del_locked(r, a);
+	pthread_mutex_unlock(&r->lock);
+	vmak_rule_del(r->rs.fd, a->cookie);
+	vring_put(r);
+	free(a);
+}
+
+/* Call with vs->lock held for writing. */
+static void detach_locked(struct vsock *vs, bool groups_too)
+{
+	int i, j = 0;
+
+	for (i = 0; i < vs->nvatt; i++) {
+		if (vs->att[i]->group && !groups_too)
+			vs->att[j++] = vs->att[i];
+		else
+			att_free(vs->att[i]);
+	}
+	vs->nvatt = j;
+}
+
+void vsock_detach_all(struct vsock *vs)
+{
+	pthread_rwlock_wrlock(&vs->lock);
+	detach_locked(vs, true);
+	pthread_rwlock_unlock(&vs->lock);
+}
+
+void vsock_to_os(struct vsock *vs, const char *why)
+{
+	pthread_rwlock_wrlock(&vs->lock);
+	if (!vs->os_only) {
+		vs->os_only = true;
+		if (vs->nvatt)
+			vlog(VLOG_INFO, "fd %d: back to the kernel socket: %s",
+			     vs->fd, why);
+		detach_locked(vs, true);
+	}
+	pthread_rwlock_unlock(&vs->lock);
+}
+
+/* ---- devices ---- */
+
+/* Non-loopback, up, Ethernet-type devices: what the module can hook. */
+static int devices(int *idx, int max)
+{
+	struct if_nameindex *ni, *p;
+	struct ifreq ifr;
+	int s, n = 0;
+
+	ni = if_nameindex();
+	if (!ni)
+		return 0;
+	s = vmak_sys_socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	for (p = ni; s >= 0 && p->if_index && n < max; p++) {
+		memset(&ifr, 0, sizeof(ifr));
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->if_name);
+		if (vmak_sys_ioctl(s, SIOCGIFFLAGS, (long)&ifr) ||
+		    (ifr.ifr_flags & IFF_LOOPBACK) || !(ifr.ifr_flags & IFF_UP))
+			continue;
+		if (vmak_sys_ioctl(s, SIOCGIFHWADDR, (long)&ifr) ||
+		    ifr.ifr_hwaddr.sa_family != ARPHRD_ETHER)
+			continue;
+		idx[n++] = (int)p->if_index;
+	}
+	if (s >= 0)
+		vmak_sys_close(s);
+	if_freenameindex(ni);
+	return n;
+}
+
+static const uint8_t *sa_addr(const struct sockaddr *sa, int *alen)
+{
+	if (sa->sa_family == AF_INET) {
+		*alen = 4;
+		return (const uint8_t *)&((const struct sockaddr_in *)sa)->sin_addr;
+	}
+	*alen = 16;
+	return (const uint8_t *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+}
+
+static bool sa_any(const struct sockaddr *sa)
+{
+	static const uint8_t zero[16];
+	const uint8_t *a;
+	int len;
+
+	a = sa_addr(sa, &len);
+	return !memcmp(a, zero, (size_t)len);
+}
+
+static bool sa_multicast(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6 *in6 = (const void *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return IN_MULTICAST(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	return IN6_IS_ADDR_MULTICAST(&in6->sin6_addr) ||
+	       (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
+		IN_MULTICAST(ntohl(((const uint32_t *)&in6->sin6_addr)[3])));
+}
+
+/* The device holding a local unicast address, 0 if none. */
+static int device_of(const struct sockaddr *sa)
+{
+	struct ifaddrs *ifa, *p;
+	const uint8_t *want, *have;
+	int wlen, hlen, idx = 0;
+	struct sockaddr_in v4;
+
+	if (sa->sa_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&((const struct sockaddr_in6 *)sa)->sin6_addr)) {
+		memset(&v4, 0, sizeof(v4));
+		v4.sin_family = AF_INET;
+		memcpy(&v4.sin_addr,
+		       &((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr[12], 4);
+		sa = (const struct sockaddr *)&v4;
+	}
+	if (getifaddrs(&ifa))
+		return 0;
+	want = sa_addr(sa, &wlen);
+	for (p = ifa; p; p = p->ifa_next) {
+		if (!p->ifa_addr || p->ifa_addr->sa_family != sa->sa_family)
+			continue;
+		have = sa_addr(p->ifa_addr, &hlen);
+		if (hlen == wlen && !memcmp(want, have, (size_t)wlen)) {
+			idx = (int)if_nametoindex(p->ifa_name);
+			break;
+		}
+	}
+	freeifaddrs(ifa);
+	return idx;
+}
+
+static int logic_key(void)
+{
+	switch (vconf.ring_logic_rx) {
+	case VRING_PER_THREAD:
+		return (int)syscall(SYS_gettid);
+	case VRING_PER_CORE:
+	case VRING_PER_CORE_ATTACH:
+		return sched_getcpu();
+	default:
+		return 0;
+	}
+}
+
+static const char *rule_error(int err)
+{
+	switch (err) {
+	case EPERM:
+		return "the module refuses a rule for it (SO_REUSEADDR/SO_REUSEPORT, IP_FREEBIND or IP_TRANSPARENT, or bound to another device)";
+	case EADDRNOTAVAIL:
+		return "its address is not one of this host's";
+	case ENOTSUP:
+		return "the device cannot be hooked";
+	case ENOBUFS:
+		return vring_why[0] ? vring_why : strerror(err);
+	default:
+		return strerror(err);
+	}
+}
+
+/* One attachment of vs on the ring of ifindex; 0 or -errno. */
+static int attach(struct vsock *vs, int ifindex, const struct sockaddr *group)
+{
+	struct vring *r;
+	struct vatt *a;
+	int key, err;
+
+	if (vs->nvatt == VSOCK_MAX_ATT)
+		return -ENOSPC;
+	key = vconf.ring_logic_rx == VRING_PER_SOCKET ? vs->fd : logic_key();
+	r = vring_get(ifindex, key);
+	if (!r)
+		return -errno;
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		vring_put(r);
+		return -ENOMEM;
+	}
+	a->ring = r;
+	a->vs = vs;
+	a->cookie = __atomic_fetch_add(&next_cookie, 1, __ATOMIC_RELAXED);
+	err = vring_att_add(r, a);
+	if (!err)
+		err = group ? vmak_rule_add_group(r->rs.fd, vs->fd, group, a->cookie) :
+			      vmak_rule_add_socket(r->rs.fd, vs->fd, a->cookie);
+	if (err) {
+		pthread_mutex_lock(&r->lock);
+		vring_att_del_locked(r, a);
+		pthread_mutex_unlock(&r->lock);
+		vring_put(r);
+		free(a);
+		return err;
+	}
+	if (group) {
+		int alen;
+		const uint8_t *ga = sa_addr(group, &alen);
+
+		a->group = true;
+		memcpy(a->group_addr, ga, (size_t)alen);
+	}
+	vs->att[vs->nvatt++] = a;
+	return 0;
+}
+
+/* Devices a socket's rules go to: bound device, address's, or all. */
+static int targets(struct vsock *vs, const struct sockaddr *local, int *idx,
+		   int max)
+{
+	char name[IFNAMSIZ + 1] = "";
+	socklen_t len = sizeof(name) - 1;
+	int i;
+
+	if (!vmak_sys_getsockopt(vs->fd, SOL_SOCKET, SO_BINDTODEVICE, name,
+				 &len) && name[0]) {
+		i = (int)if_nametoindex(name);
+		if (!i)
+			return 0;
+		idx[0] = i;
+		return 1;
+	}
+	if (local && !sa_any(local) && !sa_multicast(local)) {
+		int all[VSOCK_MAX_ATT], n, j;
+
+		i = device_of(local);
+		n = devices(all, VSOCK_MAX_ATT);
+		for (j = 0; j < n; j++)
+			if (all[j] == i) {
+				idx[0] = i;
+				return 1;
+			}
+		return 0;	/* loopback, or a device we cannot hook */
+	}
+	return devices(idx, max);
+}
+
+/* Attach to each device; false (errno: the last refusal) if none took. */
+static bool attach_all(struct vsock *vs, const int *idx, int n,
+		       const struct sockaddr *group)
+{
+	int i, err, last = 0, ok = 0;
+
+	for (i = 0; i < n; i++) {
+		err = attach(vs, idx[i], group);
+		if (!err)
+			ok++;
+		else
+			last = -err;
+	}
+	errno = last;
+	return ok || !last;
+}
+
+void vsock_offload(struct vsock *vs)
+{
+	struct sockaddr_storage local, peer;
+	socklen_t llen = sizeof(local), plen = sizeof(peer);
+	int idx[VSOCK_MAX_ATT], n;
+	bool connected;
+
+	pthread_rwlock_wrlock(&vs->lock);
+	if (vs->os_only)
+		goto out;
+	detach_locked(vs, false);
+	vs->tried = true;
+	if (getsockname(vs->fd, (struct sockaddr *)&local, &llen) ||
+	    (local.ss_family != AF_INET && local.ss_family != AF_INET6))
+		goto out;
+	if (((struct sockaddr_in *)&local)->sin_port == 0) {
+		vs->tried = false;	/* not bound yet: try again later */
+		goto out;
+	}
+	connected = !getpeername(vs->fd, (struct sockaddr *)&peer, &plen);
+	if (!vrules_offload(&vrules, connected ? VROLE_UDP_CONNECT : VROLE_UDP_RECEIVER,
+			    (struct sockaddr *)&local,
+			    connected ? (struct sockaddr *)&peer : NULL)) {
+		vlog(VLOG_DETAILS, "fd %d: VMA_CONFIG_FILE says os", vs->fd);
+		goto out;
+	}
+	if (sa_multicast((struct sockaddr *)&local))
+		goto out;	/* bound to a group: its join adds the rule */
+	n = targets(vs, (struct sockaddr *)&local, idx, VSOCK_MAX_ATT);
+	if (!n)
+		vlog_once(VLOG_WARNING, "a UDP socket stays on the kernel: no device the module can hook serves its address (Ethernet-type, up, not loopback)");
+	else if (!attach_all(vs, idx, n, NULL))
+		vlog_once(VLOG_WARNING, "a UDP socket stays on the kernel: %s (the first socket refused; later ones are not logged)",
+			  rule_error(errno));
+out:
+	pthread_rwlock_unlock(&vs->lock);
+}
+
+void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
+		 int ifindex)
+{
+	int idx[VSOCK_MAX_ATT], n, i, j, alen;
+	const uint8_t *ga;
+
+	pthread_rwlock_wrlock(&vs->lock);
+	if (vs->os_only)
+		goto out;
+	ga = sa_addr(group, &alen);
+	if (!join) {
+		for (i = j = 0; i < vs->nvatt; i++) {
+			struct vatt *a = vs->att[i];
+
+			if (a->group && !memcmp(a->group_addr, ga, (size_t)alen))
+				att_free(a);
+			else
+				vs->att[j++] = a;
+		}
+		vs->nvatt = j;
+		goto out;
+	}
+	if (ifindex) {
+		idx[0] = ifindex;
+		n = 1;
+	} else {
+		n = devices(idx, VSOCK_MAX_ATT);
+	}
+	if (n && !attach_all(vs, idx, n, group))
+		vlog_once(VLOG_WARNING, "a multicast group stays on the kernel socket: %s (the first refused; later ones are not logged)",
+			  rule_error(errno));
+out:
+	pthread_rwlock_unlock(&vs->lock);
+}
+
+void vsock_signal_locked(struct vsock *vs)
+{
+	uint64_t one = 1;
+
+	if (!__atomic_load_n(&vs->waiters, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&vs->nmembers, __ATOMIC_ACQUIRE))
+		return;
+	if (__atomic_exchange_n(&vs->efd_armed, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (write(vs->efd, &one, sizeof(one)) < 0)
+		return;		/* the counter cannot overflow: read resets */
+}
+
+void vsock_release(struct vsock *vs)
+{
+	if (__atomic_sub_fetch(&vs->refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	vmak_sys_close(vs->efd);
+	vfd_set_internal(vs->efd, false);
+	pthread_rwlock_destroy(&vs->lock);
+	free(vs);
+}
+
+void vsock_log_stats(int fd, struct vsock *vs)
+{
+	if (vs->st.rx_ring || vs->st.rx_os || vs->st.rx_drops)
+		vlog(VLOG_DETAILS, "fd %d: received %llu via rings, %llu via the kernel socket; %llu dropped (queue full)",
+		     fd, (unsigned long long)vs->st.rx_ring,
+		     (unsigned long long)vs->st.rx_os,
+		     (unsigned long long)vs->st.rx_drops);
+}
+
+/* Sockets still open when the process ends. */
+__attribute__((destructor)) static void sock_exit(void)
+{
+	if (__atomic_load_n(&vmak_active, __ATOMIC_RELAXED) &&
+	    vlog_level >= VLOG_DETAILS)
+		vfd_for_each_sock(vsock_log_stats);
+}
+
+void vsock_fd_closed(struct vsock *vs)
+{
+	if (!__atomic_sub_fetch(&vs->nfds, 1, __ATOMIC_ACQ_REL)) {
+		vsock_log_stats(vs->fd, vs);
+		vepoll_sock_gone(vs);
+		vsock_detach_all(vs);
+	}
+	vsock_release(vs);
+}

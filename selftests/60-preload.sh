@@ -1,0 +1,133 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# libvmak under LD_PRELOAD, as an unprivileged user: unmodified programs
+# (selftests/helpers/udpcheck.c and Debian's sockperf) between two netns
+# joined by veth. Each udpcheck receive mode runs on kernel sockets and
+# then preloaded: the outputs must be the same, and the library's counters
+# must show datagrams that came through the rings (and the IP fragments,
+# which rings do not take, through the kernel socket).
+cd "$(dirname "$0")/.." && . selftests/lib.sh
+
+vmak_load
+lib=$PWD/$VMAK_BUILD/libvmak.so
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+trap 'ip netns del pa 2>/dev/null; ip netns del pb 2>/dev/null; rm -rf "$tmp"' EXIT
+
+ip netns add pa
+ip netns add pb
+ip link add name va type veth peer name vb
+ip link set va netns pa
+ip link set vb netns pb
+ip -n pa addr add 10.7.0.1/24 dev va
+ip -n pb addr add 10.7.0.2/24 dev vb
+ip -n pa addr add fd07::1/64 dev va nodad
+ip -n pb addr add fd07::2/64 dev vb nodad
+for n in pa pb; do
+	ip -n $n link set lo up
+done
+ip -n pa link set va up
+ip -n pb link set vb up
+ip netns exec pa ping -c 1 -W 5 10.7.0.2 >/dev/null
+
+asuser() {
+	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$@"
+}
+
+port=20000
+# pair NAME PRELOAD(0|1) RECV_ADDR SEND_ADDR N MODE [ENV...]: receiver in
+# pb as nobody, sender in pa; receiver output in $tmp/NAME.
+pair() {
+	local name=$1 pre=$2 raddr=$3 saddr=$4 n=$5 mode=$6
+	shift 6
+	local out=$tmp/$name env=()
+	port=$((port + 1))
+	[ "$pre" = 1 ] && env=(LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS "$@")
+	ip netns exec pb env "${env[@]}" setpriv --reuid 65534 --regid 65534 \
+		--clear-groups --inh-caps=-all udpcheck recv "$raddr" $port "$n" "$mode" \
+		>"$out" 2>&1 &
+	local pid=$!
+	wait_for 5 grep -q ready "$out"
+	ip netns exec pa udpcheck send "$saddr" $port "$n"
+	wait $pid
+}
+
+for mode in recvfrom recvmsg recvmmsg read poll select epoll epoll-et peek; do
+	pair "k-$mode" 0 10.7.0.2 10.7.0.2 400 $mode
+	krc=$?
+	pair "v-$mode" 1 10.7.0.2 10.7.0.2 400 $mode
+	vrc=$?
+	check "$mode: all 400 datagrams on kernel sockets" test $krc = 0
+	check "$mode: all 400 datagrams under LD_PRELOAD" test $vrc = 0
+	check "$mode: the same results" diff <(grep -v '^vmak' "$tmp/k-$mode") \
+		<(grep -v '^vmak' "$tmp/v-$mode")
+	check "$mode: datagrams through the rings and fragments through the kernel socket" \
+		grep -qE 'received [1-9][0-9]* via rings, [1-9][0-9]* via the kernel socket' "$tmp/v-$mode"
+done
+
+pair k-v6 0 fd07::2 fd07::2 300 recvmsg
+pair v-v6 1 fd07::2 fd07::2 300 recvmsg
+check "IPv6: the same results" diff <(grep -v '^vmak' "$tmp/k-v6") <(grep -v '^vmak' "$tmp/v-v6")
+check "IPv6: through the rings" grep -qE 'received [1-9][0-9]* via rings' "$tmp/v-v6"
+
+pair k-dual 0 :: 10.7.0.2 300 recvmsg
+pair v-dual 1 :: 10.7.0.2 300 recvmsg
+check "dual-stack :: receiving IPv4: the same results (mapped source)" \
+	diff <(grep -v '^vmak' "$tmp/k-dual") <(grep -v '^vmak' "$tmp/v-dual")
+check "dual-stack: through the rings" grep -qE 'received [1-9][0-9]* via rings' "$tmp/v-dual"
+
+# one_line PATTERN CMD...: the command's library log is one line, matching.
+one_line() {
+	local pat=$1 out log
+	shift
+	out=$("$@" 2>&1) || { echo "$out"; return 1; }
+	log=$(grep '^vmak ' <<< "$out")
+	[ "$(grep -c . <<< "$log")" = 1 ] && grep -q -- "$pat" <<< "$log" ||
+		{ echo "$out"; return 1; }
+}
+
+# Fallbacks: each leaves one log line and the results of kernel sockets.
+check "RLIMIT_MEMLOCK 64 KiB: kernel sockets, one log line" one_line RLIMIT_MEMLOCK \
+	ip netns exec pb prlimit --memlock=65536 env LD_PRELOAD="$lib" setpriv --reuid 65534 \
+		--regid 65534 --clear-groups --inh-caps=-all python3 -c '
+import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("10.7.0.2", 0))'
+check "VMA_TRACELEVEL=bogus: one line naming the variable" one_line 'VMA_TRACELEVEL="bogus": expected' \
+	env LD_PRELOAD="$lib" VMA_TRACELEVEL=bogus python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)'
+
+# Debian's sockperf, unmodified: ping-pong and throughput.
+ip netns exec pb env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS \
+	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
+	sockperf sr -i 10.7.0.2 -p 11111 >"$tmp/sr" 2>&1 &
+srv=$!
+wait_for 5 grep -q 'listen on' "$tmp/sr"
+ip netns exec pa env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS \
+	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
+	sockperf pp -i 10.7.0.2 -p 11111 -t 2 >"$tmp/pp" 2>&1
+check "sockperf ping-pong under LD_PRELOAD completes" grep -q 'Summary: Latency is' "$tmp/pp"
+check "sockperf client: replies through its ring" grep -qE 'received [1-9][0-9]* via rings' "$tmp/pp"
+tap_diag "client: $(grep -h '^vmak' "$tmp/pp" | tr '\n' ' ')"
+ip netns exec pa sockperf tp -i 10.7.0.2 -p 11111 -t 2 >"$tmp/tp" 2>&1
+check "sockperf throughput completes" grep -q 'Summary: Message Rate' "$tmp/tp"
+kill -INT $srv
+wait $srv
+check "sockperf server: received through its ring" grep -qE 'received [1-9][0-9]* via rings' "$tmp/sr"
+tap_diag "$(grep -h 'Summary\|via rings' "$tmp/pp" "$tmp/sr" | tr '\n' ' ')"
+
+# TCP is not offloaded: a TCP program runs unchanged.
+ip netns exec pb env LD_PRELOAD="$lib" sockperf sr --tcp -i 10.7.0.2 -p 11112 >"$tmp/tsr" 2>&1 &
+srv=$!
+wait_for 5 grep -q 'listen on' "$tmp/tsr"
+ip netns exec pa env LD_PRELOAD="$lib" sockperf pp --tcp -i 10.7.0.2 -p 11112 -t 1 >"$tmp/tpp" 2>&1
+check "TCP ping-pong under LD_PRELOAD" grep -q 'Summary: Latency is' "$tmp/tpp"
+kill -INT $srv
+wait $srv
+
+# Module absent: kernel sockets, one line saying so.
+vmak_unload
+check "module absent: one line, the kernel socket works" one_line 'module is not loaded' \
+	ip netns exec pb env LD_PRELOAD="$lib" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("0.0.0.0", 0))
+t = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); t.sendto(b"x", ("10.7.0.2", s.getsockname()[1]))
+assert s.recv(10) == b"x"'
+tap_done

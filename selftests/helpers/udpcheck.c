@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * udpcheck: a plain UDP program (no libvmak API), run by 60-preload.sh on
+ * kernel sockets and under LD_PRELOAD=libvmak.so; both runs must print the
+ * same thing.
+ *
+ *   udpcheck send ADDR PORT N            N datagrams, sequence-numbered;
+ *                                        every 50th is 3000 bytes (IP
+ *                                        fragments: the kernel socket's)
+ *   udpcheck recv ADDR PORT N MODE       bind ADDR:PORT, receive N with
+ *                                        MODE: recvfrom recvmsg recvmmsg
+ *                                        read poll select epoll epoll-et
+ *                                        peek
+ *
+ * The receiver checks every datagram's length and sequence (each exactly
+ * once) and, with recvmsg, the IP_PKTINFO destination; it prints one line
+ * per property, so a diff of the two runs shows what differs.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t dgram_len(uint32_t seq)
+{
+	return seq % 50 == 49 ? 3000 : 16 + seq % 200;
+}
+
+static int mkaddr(const char *a, int port, struct sockaddr_storage *ss,
+		  socklen_t *len)
+{
+	struct sockaddr_in *in = (void *)ss;
+	struct sockaddr_in6 *in6 = (void *)ss;
+
+	memset(ss, 0, sizeof(*ss));
+	if (inet_pton(AF_INET, a, &in->sin_addr) == 1) {
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		*len = sizeof(*in);
+		return AF_INET;
+	}
+	if (inet_pton(AF_INET6, a, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*in6);
+		return AF_INET6;
+	}
+	fprintf(stderr, "bad address %s\n", a);
+	exit(2);
+}
+
+static int do_send(const char *addr, int port, uint32_t n)
+{
+	struct sockaddr_storage ss;
+	static char buf[3000];
+	socklen_t len;
+	uint32_t i;
+	int af = mkaddr(addr, port, &ss, &len);
+	int fd = socket(af, SOCK_DGRAM, 0);
+	struct timespec pause = { 0, 1000000 };
+
+	for (i = 0; i < n; i++) {
+		memcpy(buf, &i, sizeof(i));
+		memset(buf + 4, (int)(i & 0xff), dgram_len(i) - 4);
+		if (sendto(fd, buf, dgram_len(i), 0, (struct sockaddr *)&ss,
+			   len) < 0) {
+			perror("sendto");
+			return 1;
+		}
+		if (i % 8 == 7)
+			nanosleep(&pause, NULL);
+	}
+	return 0;
+}
+
+struct rx {
+	uint32_t n, got, dups, bad_len, bad_data, trunc;
+	uint8_t *seen;
+	char src[64];
+	char pktinfo[64];
+};
+
+static void account(struct rx *r, const char *buf, ssize_t len, int flags)
+{
+	uint32_t seq;
+	ssize_t i;
+
+	if (len < 4) {
+		r->bad_len++;
+		return;
+	}
+	memcpy(&seq, buf, 4);
+	if (seq >= r->n || (size_t)len != dgram_len(seq)) {
+		r->bad_len++;
+		return;
+	}
+	for (i = 4; i < len; i++)
+		if ((uint8_t)buf[i] != (seq & 0xff)) {
+			r->bad_data++;
+			break;
+		}
+	if (flags & MSG_TRUNC)
+		r->trunc++;
+	if (r->seen[seq])
+		r->dups++;
+	r->seen[seq] = 1;
+	r->got++;
+}
+
+static void note_src(struct rx *r, const struct sockaddr_storage *ss)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (ss->ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)ss)->sin_addr, a, sizeof(a));
+	else
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ss)->sin6_addr, a, sizeof(a));
+	snprintf(r->src, sizeof(r->src), "%s family %d", a, ss->ss_family);
+}
+
+static void note_pktinfo(struct rx *r, struct msghdr *m)
+{
+	struct cmsghdr *c;
+	char a[INET6_ADDRSTRLEN];
+
+	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
+			struct in_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			inet_ntop(AF_INET, &pi.ipi_addr, a, sizeof(a));
+			snprintf(r->pktinfo, sizeof(r->pktinfo), "ip %s", a);
+		}
+		if (c->cmsg_level == IPPROTO_IPV6 && c->cmsg_type == IPV6_PKTINFO) {
+			struct in6_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			inet_ntop(AF_INET6, &pi.ipi6_addr, a, sizeof(a));
+			snprintf(r->pktinfo, sizeof(r->pktinfo), "ipv6 %s", a);
+		}
+	}
+}
+
+/* Wait for readability the way MODE does; 0 on timeout. */
+static int wait_ready(int fd, const char *mode, int ep)
+{
+	if (!strcmp(mode, "poll")) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		return poll(&p, 1, 5000) > 0 && (p.revents & POLLIN);
+	}
+	if (!strcmp(mode, "select")) {
+		struct timeval tv = { 5, 0 };
+		fd_set s;
+
+		FD_ZERO(&s);
+		FD_SET(fd, &s);
+		return select(fd + 1, &s, NULL, NULL, &tv) > 0 && FD_ISSET(fd, &s);
+	}
+	if (!strncmp(mode, "epoll", 5)) {
+		struct epoll_event ev;
+		int n = epoll_wait(ep, &ev, 1, 5000);
+
+		return n == 1 && ev.data.u32 == 0x5eed && (ev.events & EPOLLIN);
+	}
+	return 1;
+}
+
+static int do_recv(const char *addr, int port, uint32_t n, const char *mode)
+{
+	struct sockaddr_storage ss, from;
+	struct rx r = { .n = n };
+	static char buf[4096];
+	char ctl[256];
+	socklen_t len, flen;
+	int af = mkaddr(addr, port, &ss, &len);
+	int fd = socket(af, SOCK_DGRAM, 0), on = 1, ep = -1, nb = 0;
+	struct timeval tv = { 5, 0 };
+	ssize_t got;
+
+	r.seen = calloc(n, 1);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len)) {
+		perror("socket/bind");
+		return 2;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, af == AF_INET ? IPPROTO_IP : IPPROTO_IPV6,
+		   af == AF_INET ? IP_PKTINFO : IPV6_RECVPKTINFO, &on, sizeof(on));
+	if (!strncmp(mode, "epoll", 5)) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0x5eed };
+
+		if (!strcmp(mode, "epoll-et")) {
+			ev.events |= EPOLLET;
+			nb = 1;
+		}
+		ep = epoll_create1(0);
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev)) {
+			perror("epoll_ctl");
+			return 2;
+		}
+	}
+	if (nb)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	printf("ready\n");
+	fflush(stdout);
+	while (r.got < n) {
+		if (!wait_ready(fd, mode, ep))
+			break;
+		do {
+			flen = sizeof(from);
+			if (!strcmp(mode, "recvmsg")) {
+				struct iovec iov = { buf, sizeof(buf) };
+				struct msghdr m = {
+					.msg_name = &from, .msg_namelen = sizeof(from),
+					.msg_iov = &iov, .msg_iovlen = 1,
+					.msg_control = ctl, .msg_controllen = sizeof(ctl),
+				};
+
+				got = recvmsg(fd, &m, 0);
+				if (got >= 0) {
+					note_pktinfo(&r, &m);
+					note_src(&r, &from);
+					account(&r, buf, got, m.msg_flags);
+				}
+			} else if (!strcmp(mode, "recvmmsg")) {
+				struct mmsghdr v[16];
+				struct iovec iov[16];
+				static char bufs[16][4096];
+				int i, k;
+
+				memset(v, 0, sizeof(v));
+				for (i = 0; i < 16; i++) {
+					iov[i] = (struct iovec){ bufs[i], sizeof(bufs[i]) };
+					v[i].msg_hdr.msg_iov = &iov[i];
+					v[i].msg_hdr.msg_iovlen = 1;
+				}
+				k = recvmmsg(fd, v, 16, MSG_WAITFORONE, NULL);
+				got = k;
+				for (i = 0; i < k; i++)
+					account(&r, bufs[i], v[i].msg_len, v[i].msg_hdr.msg_flags);
+			} else if (!strcmp(mode, "read")) {
+				got = read(fd, buf, sizeof(buf));
+				if (got >= 0)
+					account(&r, buf, got, 0);
+			} else if (!strcmp(mode, "peek")) {
+				int avail = -1;
+				ssize_t p;
+
+				p = recv(fd, buf, 8, MSG_PEEK | MSG_TRUNC);
+				if (p >= 0 && ioctl(fd, FIONREAD, &avail) == 0 &&
+				    avail != p) {
+					printf("FIONREAD %d != MSG_PEEK|MSG_TRUNC %zd\n", avail, p);
+					r.bad_len++;
+				}
+				got = recv(fd, buf, sizeof(buf), 0);
+				if (got >= 0) {
+					if (got != p) {
+						printf("peeked %zd, received %zd\n", p, got);
+						r.bad_len++;
+					}
+					account(&r, buf, got, 0);
+				}
+			} else {
+				got = recvfrom(fd, buf, sizeof(buf), 0,
+					       (struct sockaddr *)&from, &flen);
+				if (got >= 0) {
+					note_src(&r, &from);
+					account(&r, buf, got, 0);
+				}
+			}
+		} while (got >= 0 && nb && r.got < n);
+		if (got < 0 && !(nb && errno == EAGAIN)) {
+			printf("receive error: %s\n", strerror(errno));
+			break;
+		}
+	}
+	printf("received %u of %u\n", r.got, n);
+	printf("duplicates %u, bad length %u, bad data %u, truncated %u\n",
+	       r.dups, r.bad_len, r.bad_data, r.trunc);
+	if (r.src[0])
+		printf("source %s\n", r.src);
+	if (r.pktinfo[0])
+		printf("pktinfo %s\n", r.pktinfo);
+	return r.got == n && !r.dups && !r.bad_len && !r.bad_data ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 5 && !strcmp(argv[1], "send"))
+		return do_send(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]));
+	if (argc >= 6 && !strcmp(argv[1], "recv"))
+		return do_recv(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]),
+			       argv[5]);
+	fprintf(stderr, "usage: udpcheck send ADDR PORT N | recv ADDR PORT N MODE\n");
+	return 2;
+}
