@@ -181,7 +181,13 @@ $(B)/ringrx: examples/ringrx.c $(NATIVE_A)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS)
 
 # ---- tests ---------------------------------------------------------------------
-selftests: $(ST_BINS) $(HELPER_BINS)
+selftests: $(ST_BINS) $(HELPER_BINS) $(B)/selftests/62-linked-semantics
+
+# The preload semantics again, with the program linked with -lvmak.
+$(B)/selftests/62-linked-semantics: selftests/61-preload-semantics.c $(ST_HDRS) $(KSFT_HDRS) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) -DVMAK_LINKED $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< \
+		-L$(B) -lvmak -Wl,-rpath,'$$ORIGIN/..'
 
 $(B)/%: selftests/helpers/%.c $(NATIVE_A)
 	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(NATIVE_A) $(MNL_LIBS)

@@ -37,11 +37,13 @@ __attribute__((constructor)) static void preload_init(void)
 VMAK_API int socket(int domain, int type, int protocol)
 {
 	int fd = vmak_sys_socket(domain, type, protocol);
+	struct vsock *vs;
 
 	if (fd >= 0 && (domain == AF_INET || domain == AF_INET6) &&
 	    (type & 0xf) == SOCK_DGRAM &&
-	    (protocol == 0 || protocol == IPPROTO_UDP))
-		vsock_new(fd, domain);
+	    (protocol == 0 || protocol == IPPROTO_UDP) &&
+	    (vs = vsock_new(fd, domain)))
+		vs->nonblock = type & SOCK_NONBLOCK;
 	return fd;
 }
 
@@ -161,9 +163,17 @@ VMAK_API int fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	arg = va_arg(ap, long);
 	va_end(ap);
+	struct vsock *vs;
+
 	rc = vmak_sys_fcntl(fd, cmd, arg);
-	if (rc >= 0 && ACTIVE() && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC))
+	if (rc < 0 || !ACTIVE())
+		return rc;
+	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
 		vfd_dup(fd, rc);
+	} else if (cmd == F_SETFL && (vs = vfd_sock(fd))) {
+		__atomic_store_n(&vs->nonblock, !!(arg & O_NONBLOCK), __ATOMIC_RELAXED);
+		vsock_release(vs);
+	}
 	return rc;
 }
 
@@ -179,9 +189,17 @@ VMAK_API int ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, long);
 	va_end(ap);
-	if (req != FIONREAD || !ACTIVE() || !(vs = vfd_sock(fd)))
+	if ((req != FIONREAD && req != FIONBIO) || !ACTIVE() ||
+	    !(vs = vfd_sock(fd)))
 		return vmak_sys_ioctl(fd, req, arg);
-	rc = vsock_fionread(vs, (int *)arg);
+	if (req == FIONREAD) {
+		rc = vsock_fionread(vs, (int *)arg);
+	} else {
+		rc = vmak_sys_ioctl(fd, req, arg);
+		if (!rc)
+			__atomic_store_n(&vs->nonblock, *(int *)arg != 0,
+					 __ATOMIC_RELAXED);
+	}
 	vsock_release(vs);
 	return rc;
 }

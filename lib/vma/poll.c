@@ -125,6 +125,8 @@ int vpoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		if (rc < 0)
 			goto out;
 		for (k = 0; k < np; k++) {
+			if (ext[pe[k].idx].revents & POLLIN)
+				pe[k].vs->os_hint = true;
 			if (ext[pe[k].first].revents)
 				vsock_clear_efd(pe[k].vs);
 			for (j = pe[k].first + 1; j < pe[k].end; j++)
@@ -507,13 +509,65 @@ static int scan_members(struct vepoll *ep, struct epoll_event *out, int n,
 	return n;
 }
 
+/*
+ * Wait (tmo ms) for kernel events and put them in out[] after the n there:
+ * untagged ones as they are, first, so they always fit (an edge-triggered
+ * event dropped would be lost); then ours. Tagged events use no room in
+ * out[], so while a batch fills up with them, look again at once.
+ */
+static int epoll_batch(struct vepoll *ep, struct epoll_event *tmp,
+		       struct epoll_event *out, struct vmember **who, int n,
+		       int max, int tmo, const sigset_t *mask)
+{
+	int rc, i, want, round;
+	struct vtag *t;
+
+	for (round = 0; round < 4 && n < max; round++, tmo = 0) {
+		want = max - n;
+		rc = vmak_sys_epoll_pwait(ep->epfd, tmp, want, tmo, mask);
+		if (rc < 0)
+			return round ? n : -1;
+		pthread_mutex_lock(&ep->lock);
+		for (i = 0; i < rc; i++)
+			if (!tag_find(ep, tmp[i].data.u64)) {
+				out[n] = tmp[i];
+				who[n++] = NULL;
+			}
+		for (i = 0; i < rc; i++) {
+			t = tag_find(ep, tmp[i].data.u64);
+			if (!t)
+				continue;
+			if (t->kind == TAG_RING) {
+				vring_drain_try(((struct vringref *)t)->ring);
+			} else if (t->kind == TAG_EFD) {
+				/* scan_members() reports it */
+				vsock_clear_efd(((struct vmember *)
+						 ((char *)t - offsetof(struct vmember, etag)))->vs);
+			} else {
+				struct vmember *m = (struct vmember *)t;
+
+				/* the kernel socket's own readiness */
+				if (tmp[i].events & EPOLLIN)
+					m->vs->os_hint = true;
+				if (!m->disabled)
+					n = out_add(out, n, max, who, m,
+						    tmp[i].events & (m->events |
+						    EPOLLERR | EPOLLHUP));
+			}
+		}
+		pthread_mutex_unlock(&ep->lock);
+		if (rc < want)
+			break;
+	}
+	return n;
+}
+
 int vepoll_wait(struct vepoll *ep, struct epoll_event *out, int max,
 		int timeout_ms, const sigset_t *mask)
 {
 	struct epoll_event *tmp;
 	struct vmember **who;
 	struct vringref *rr;
-	struct vtag *t;
 	int64_t deadline = -1, spin_end = 0;
 	int n, rc, i, tmo;
 
@@ -543,42 +597,14 @@ int vepoll_wait(struct vepoll *ep, struct epoll_event *out, int max,
 
 		tmo = n || (spin_end && vnow_ns() < spin_end) ? 0 :
 		      ms_left(deadline);
-		rc = vmak_sys_epoll_pwait(ep->epfd, tmp, max - n, tmo, mask);
+		rc = epoll_batch(ep, tmp, out, who, n, max, tmo, mask);
 		if (rc < 0) {
-			if (n)
-				break;	/* report what we have */
-			n = -1;
-			break;
+			if (!n)
+				n = -1;
+			break;	/* report what we have, or the error */
 		}
+		n = rc;
 		pthread_mutex_lock(&ep->lock);
-		for (i = 0; i < rc; i++) {
-			t = tag_find(ep, tmp[i].data.u64);
-			if (!t) {
-				if (n < max) {
-					out[n] = tmp[i];
-					who[n++] = NULL;
-				}
-				continue;
-			}
-			if (t->kind == TAG_RING) {
-				vring_drain_try(((struct vringref *)t)->ring);
-				continue;
-			}
-			if (t->kind == TAG_EFD) {
-				vsock_clear_efd(((struct vmember *)
-						 ((char *)t - offsetof(struct vmember, etag)))->vs);
-				continue;	/* scan_members() reports it */
-			}
-			{
-				struct vmember *m = (struct vmember *)t;
-
-				/* the kernel socket's own readiness */
-				if (!m->disabled)
-					n = out_add(out, n, max, who, m,
-						    tmp[i].events & (m->events |
-						    EPOLLERR | EPOLLHUP));
-			}
-		}
 		n = scan_members(ep, out, n, max, who);
 		for (i = 0; i < n; i++)
 			if (who[i] && (who[i]->events & EPOLLONESHOT))

@@ -257,8 +257,10 @@ static int rcvtimeo_ms(struct vsock *vs)
 
 /*
  * Sleep until the kernel socket, one of the rings or the eventfd (another
- * thread queued for us) has something. Returns 0, or -1 with errno
- * (EAGAIN on timeout, EINTR).
+ * thread queued for us) has something. Returns 0, 1 when the kernel
+ * socket was shut down for reading (a blocking receive then returns 0,
+ * though a non-blocking one on the kernel socket says EAGAIN), or -1 with
+ * errno (EAGAIN on timeout, EINTR).
  */
 static int wait_both(struct vsock *vs, int *timeout_ms)
 {
@@ -268,7 +270,7 @@ static int wait_both(struct vsock *vs, int *timeout_ms)
 
 	__atomic_add_fetch(&vs->waiters, 1, __ATOMIC_ACQ_REL);
 	pthread_rwlock_rdlock(&vs->lock);
-	p[n++] = (struct pollfd){ .fd = vs->fd, .events = POLLIN };
+	p[n++] = (struct pollfd){ .fd = vs->fd, .events = POLLIN | POLLRDHUP };
 	p[n++] = (struct pollfd){ .fd = vs->efd, .events = POLLIN };
 	for (i = 0; i < vs->nvatt; i++)
 		p[n++] = (struct pollfd){ .fd = vs->att[i]->ring->rs.fd,
@@ -291,30 +293,42 @@ static int wait_both(struct vsock *vs, int *timeout_ms)
 		errno = EAGAIN;
 		return -1;
 	}
-	return 0;
+	return p[0].revents & (POLLRDHUP | POLLHUP) ? 1 : 0;
 }
 
 static bool nonblocking(struct vsock *vs, int flags)
 {
-	int fl;
+	return (flags & MSG_DONTWAIT) ||
+	       __atomic_load_n(&vs->nonblock, __ATOMIC_RELAXED);
+}
 
-	if (flags & MSG_DONTWAIT)
+/*
+ * Look at the kernel socket now? Always before sleeping and for a
+ * non-blocking call, except when polling was asked for (VMA_RX_POLL):
+ * then once every VMA_RX_UDP_POLL_OS_RATIO empty turns, as libvma does,
+ * unless poll/select/epoll just said the kernel socket has data.
+ */
+static bool os_turn(struct vsock *vs, int64_t spins, bool nb)
+{
+	if (__atomic_exchange_n(&vs->os_hint, false, __ATOMIC_RELAXED))
 		return true;
-	fl = vmak_sys_fcntl(vs->fd, F_GETFL, 0);
-	return fl >= 0 && (fl & O_NONBLOCK);
+	if (!vconf.os_poll_ratio || (!spins && !(nb && vconf.rx_poll)))
+		return true;
+	return ++vs->os_skip % vconf.os_poll_ratio == 0;
 }
 
 ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
 {
 	int64_t spins = 0;
+	bool shut = false, nb;
 	int timeout = -2;
-	uint32_t os_check = 0;
 	ssize_t r;
 
 	if (flags & ~RING_FLAGS)
 		return vmak_sys_recvmsg(vs->fd, msg, flags);
 	if (!vs->tried && !vs->os_only)
 		vsock_offload(vs);
+	nb = nonblocking(vs, flags);
 	for (;;) {
 		r = -1;
 		if (!vs->peeked_os) {
@@ -324,13 +338,7 @@ ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
 		}
 		if (r >= 0)
 			return r;
-		/*
-		 * While spinning, the kernel socket is looked at once every
-		 * VMA_RX_UDP_POLL_OS_RATIO turns (what reaches it is the
-		 * rare case); before sleeping, always.
-		 */
-		if (!spins || !vconf.os_poll_ratio ||
-		    ++os_check % vconf.os_poll_ratio == 0) {
+		if (os_turn(vs, spins, nb)) {
 			r = vmak_sys_recvmsg(vs->fd, msg, flags | MSG_DONTWAIT);
 			if (r >= 0) {
 				/*
@@ -345,7 +353,7 @@ ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return -1;
 		}
-		if (!spins && nonblocking(vs, flags)) {
+		if (nb) {
 			errno = EAGAIN;
 			return -1;
 		}
@@ -353,10 +361,16 @@ ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
 			spins++;
 			continue;
 		}
+		if (shut) {
+			msg->msg_flags = 0;
+			return 0;	/* shut down and nothing left */
+		}
 		if (timeout == -2)
 			timeout = rcvtimeo_ms(vs);
-		if (wait_both(vs, &timeout))
+		r = wait_both(vs, &timeout);
+		if (r < 0)
 			return -1;
+		shut = r == 1;
 		spins = 0;
 	}
 }

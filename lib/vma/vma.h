@@ -236,6 +236,9 @@ struct vsock {
 	bool tried;		/* offload attempted for the current binding */
 	bool os_only;		/* never offload again (an option we lack) */
 	bool pktinfo, pktinfo6, timestamp, timestampns;
+	bool nonblock;		/* O_NONBLOCK, as set through us */
+	bool os_hint;		/* poll/epoll saw the kernel socket readable */
+	uint32_t os_skip;	/* empty turns not looking at it */
 	bool peeked_os;		/* MSG_PEEK came from the kernel socket: the
 				 * next receive and FIONREAD read it there
 				 */

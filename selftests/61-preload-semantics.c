@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Semantics of offloaded sockets, seen by a plain program: this file uses
+ * the C library only. It runs preloaded (LD_PRELOAD=libvmak.so, set by a
+ * constructor that re-executes it) and, built as 62-linked-semantics,
+ * linked with -lvmak. Receivers are user nobody in netns pb; a sender
+ * child (root, netns pa) sends across veth, so datagrams come through the
+ * rings. Threads on one socket and sockets on one ring, readiness with
+ * every epoll mode, shutdown waking a blocked receiver, fork, exec and the
+ * library's own fds.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define ADDR_B	"10.8.0.2"
+
+static char exe_path[PATH_MAX];
+
+/* Preloaded unless linked with -lvmak (62-linked-semantics). */
+__attribute__((constructor)) static void reexec(int argc, char **argv)
+{
+	char lib[PATH_MAX + 32], *slash;
+	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
+
+	if (n <= 0)
+		return;
+	exe_path[n] = 0;
+#ifndef VMAK_LINKED
+	if (getenv("LD_PRELOAD") || (argc > 1 && !strcmp(argv[1], "exec-child")))
+		return;
+	snprintf(lib, sizeof(lib), "%s", exe_path);
+	slash = strrchr(lib, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	slash = strrchr(lib, '/');	/* build/selftests -> build */
+	if (slash)
+		*slash = 0;
+	strcat(lib, "/libvmak.so");
+	setenv("LD_PRELOAD", lib, 1);
+	execv(exe_path, argv);
+#else
+	(void)argc;
+	(void)argv;
+	(void)lib;
+	(void)slash;
+#endif
+}
+
+static int sh(const char *cmd)
+{
+	return system(cmd);
+}
+
+static void netns_up(void)
+{
+	sh("ip netns del sa 2>/dev/null; ip netns del sb 2>/dev/null;"
+	   "ip netns add sa && ip netns add sb &&"
+	   "ip link add name wa type veth peer name wb &&"
+	   "ip link set wa netns sa && ip link set wb netns sb &&"
+	   "ip -n sa addr add 10.8.0.1/24 dev wa && ip -n sb addr add 10.8.0.2/24 dev wb &&"
+	   "ip -n sa link set wa up && ip -n sb link set wb up &&"
+	   "ip -n sa link set lo up && ip -n sb link set lo up &&"
+	   "ip netns exec sa ping -c1 -W5 10.8.0.2 >/dev/null");
+}
+
+static int enter(const char *ns)
+{
+	char p[64];
+	int fd, rc;
+
+	snprintf(p, sizeof(p), "/run/netns/%s", ns);
+	fd = open(p, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	rc = setns(fd, CLONE_NEWNET);
+	close(fd);
+	return rc;
+}
+
+struct cmd {
+	uint16_t port;
+	uint16_t len;
+	uint32_t n;
+};
+
+FIXTURE(pre) {
+	int cmd;		/* to the sender */
+	int done;		/* from the sender: one byte per batch */
+	pid_t sender;
+};
+
+FIXTURE_SETUP(pre)
+{
+	int c[2], d[2];
+
+	ASSERT_EQ(0, pipe(c));
+	ASSERT_EQ(0, pipe(d));
+	self->sender = fork();
+	ASSERT_GE(self->sender, 0);
+	if (!self->sender) {
+		struct sockaddr_in to = { .sin_family = AF_INET };
+		struct cmd k;
+		char buf[2048];
+		uint32_t i;
+		int fd;
+
+		close(c[1]);
+		close(d[0]);
+		if (enter("sa"))
+			_exit(1);
+		fd = socket(AF_INET, SOCK_DGRAM, 0);
+		inet_pton(AF_INET, ADDR_B, &to.sin_addr);
+		while (read(c[0], &k, sizeof(k)) == sizeof(k)) {
+			to.sin_port = htons(k.port);
+			for (i = 0; i < k.n; i++) {
+				memcpy(buf, &i, 4);
+				sendto(fd, buf, k.len, 0, (void *)&to, sizeof(to));
+				if (i % 16 == 15)
+					usleep(1000);
+			}
+			if (write(d[1], "x", 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(c[0]);
+	close(d[1]);
+	self->cmd = c[1];
+	self->done = d[0];
+	ASSERT_EQ(0, enter("sb"));
+	ASSERT_EQ(0, setresgid(65534, 65534, 65534));
+	ASSERT_EQ(0, setresuid(65534, 65534, 65534));
+}
+
+FIXTURE_TEARDOWN(pre)
+{
+	close(self->cmd);
+	waitpid(self->sender, NULL, 0);
+}
+
+/* Have the sender send n datagrams of len bytes to port; wait for it. */
+static void send_n(int cmdfd, int donefd, uint16_t port, uint32_t n,
+		   uint16_t len)
+{
+	struct cmd k = { .port = port, .len = len, .n = n };
+	char x;
+
+	if (write(cmdfd, &k, sizeof(k)) != sizeof(k) ||
+	    read(donefd, &x, 1) != 1)
+		abort();
+}
+
+static int udp_bound(uint16_t port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	inet_pton(AF_INET, ADDR_B, &a.sin_addr);
+	if (fd < 0 || bind(fd, (void *)&a, sizeof(a)))
+		return -1;
+	return fd;
+}
+
+/* Datagrams readable now, without blocking. */
+static int drain(int fd)
+{
+	char buf[2048];
+	int n = 0;
+
+	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+		n++;
+	return n;
+}
+
+TEST_F(pre, epoll_level_edge_oneshot)
+{
+	int fd = udp_bound(30001), ep = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0xfeedbeefcafe };
+	struct epoll_event out[4];
+	char buf[64];
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	EXPECT_EQ(0, epoll_wait(ep, out, 4, 0));
+	send_n(self->cmd, self->done, 30001, 2, 32);
+	/* level-triggered: reported while anything is queued */
+	ASSERT_EQ(1, epoll_wait(ep, out, 4, 2000));
+	EXPECT_EQ(0xfeedbeefcafe, out[0].data.u64);
+	EXPECT_EQ(EPOLLIN, out[0].events);
+	ASSERT_EQ(32, recv(fd, buf, sizeof(buf), 0));
+	ASSERT_EQ(1, epoll_wait(ep, out, 4, 0));
+	ASSERT_EQ(32, recv(fd, buf, sizeof(buf), 0));
+	EXPECT_EQ(0, epoll_wait(ep, out, 4, 0));
+
+	/* edge-triggered: once per arrival, not again for old data */
+	ev.events = EPOLLIN | EPOLLET;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev));
+	send_n(self->cmd, self->done, 30001, 1, 32);
+	ASSERT_EQ(1, epoll_wait(ep, out, 4, 2000));
+	EXPECT_EQ(0, epoll_wait(ep, out, 4, 0));
+	EXPECT_EQ(1, drain(fd));
+
+	/* one-shot: one report until EPOLL_CTL_MOD re-arms it */
+	ev.events = EPOLLIN | EPOLLONESHOT;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev));
+	send_n(self->cmd, self->done, 30001, 2, 32);
+	ASSERT_EQ(1, epoll_wait(ep, out, 4, 2000));
+	EXPECT_EQ(0, epoll_wait(ep, out, 4, 100));
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev));
+	EXPECT_EQ(1, epoll_wait(ep, out, 4, 0));
+	EXPECT_EQ(2, drain(fd));
+
+	/* errors as the kernel gives them */
+	EXPECT_EQ(-1, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	EXPECT_EQ(EEXIST, errno);
+	EXPECT_EQ(0, epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL));
+	EXPECT_EQ(-1, epoll_ctl(ep, EPOLL_CTL_DEL, fd, NULL));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(-1, epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev));
+	EXPECT_EQ(ENOENT, errno);
+	close(ep);
+	close(fd);
+}
+
+TEST_F(pre, one_fd_in_two_sets_and_a_set_in_poll)
+{
+	int fd = udp_bound(30002), e1 = epoll_create1(0), e2 = epoll_create1(0);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 7 }, out[2];
+	int p[2];
+	struct pollfd pf[2];
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(0, epoll_ctl(e1, EPOLL_CTL_ADD, fd, &ev));
+	ev.data.u32 = 8;
+	ASSERT_EQ(0, epoll_ctl(e2, EPOLL_CTL_ADD, fd, &ev));
+	ev.data.u32 = 9;
+	ASSERT_EQ(0, epoll_ctl(e2, EPOLL_CTL_ADD, p[0], &ev));
+	pf[0] = (struct pollfd){ .fd = e1, .events = POLLIN };
+	pf[1] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	EXPECT_EQ(0, poll(pf, 2, 0));
+	send_n(self->cmd, self->done, 30002, 1, 40);
+	/* the epoll fd inside a poll set turns readable */
+	ASSERT_EQ(1, poll(pf, 2, 2000));
+	EXPECT_EQ(POLLIN, pf[0].revents);
+	ASSERT_EQ(1, epoll_wait(e1, out, 2, 2000));
+	EXPECT_EQ(7, out[0].data.u32);
+	ASSERT_EQ(1, epoll_wait(e2, out, 2, 2000));
+	EXPECT_EQ(8, out[0].data.u32);
+	/* other fds in the set keep working */
+	ASSERT_EQ(1, write(p[1], "x", 1));
+	ASSERT_EQ(2, epoll_wait(e2, out, 2, 2000));
+	EXPECT_EQ(17, out[0].data.u32 + out[1].data.u32);
+	EXPECT_EQ(1, drain(fd));
+	/* closing the socket takes it out of both sets */
+	close(fd);
+	EXPECT_EQ(0, epoll_wait(e1, out, 2, 0));
+	EXPECT_EQ(1, epoll_wait(e2, out, 2, 0));
+	EXPECT_EQ(9, out[0].data.u32);
+	close(e1);
+	close(e2);
+}
+
+TEST_F(pre, select_and_poll_with_other_fds)
+{
+	int fd = udp_bound(30003), p[2];
+	struct pollfd pf[2];
+	struct timeval tv = { 2, 0 };
+	fd_set r;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, pipe(p));
+	ASSERT_EQ(1, write(p[1], "x", 1));
+	pf[0] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	pf[1] = (struct pollfd){ .fd = p[0], .events = POLLIN };
+	ASSERT_EQ(1, poll(pf, 2, 0));
+	EXPECT_EQ(0, pf[0].revents);
+	EXPECT_EQ(POLLIN, pf[1].revents);
+	send_n(self->cmd, self->done, 30003, 1, 40);
+	ASSERT_EQ(2, poll(pf, 2, 2000));
+	EXPECT_EQ(POLLIN, pf[0].revents);
+	FD_ZERO(&r);
+	FD_SET(fd, &r);
+	FD_SET(p[0], &r);
+	ASSERT_EQ(2, select((fd > p[0] ? fd : p[0]) + 1, &r, NULL, NULL, &tv));
+	EXPECT_TRUE(FD_ISSET(fd, &r));
+	EXPECT_EQ(1, drain(fd));
+	FD_ZERO(&r);
+	FD_SET(fd, &r);
+	tv = (struct timeval){ 0, 200000 };
+	EXPECT_EQ(0, select(fd + 1, &r, NULL, NULL, &tv));
+	/* the remaining time is written back, as Linux does */
+	EXPECT_EQ(0, tv.tv_sec);
+	EXPECT_EQ(0, tv.tv_usec);
+	close(fd);
+}
+
+struct reader {
+	int fd;
+	uint32_t want, got;
+	uint8_t *seen;
+	pthread_mutex_t *lock;
+	uint32_t dups;
+};
+
+static void *reader(void *arg)
+{
+	struct reader *r = arg;
+	char buf[2048];
+	uint32_t seq;
+	ssize_t n;
+
+	for (;;) {
+		n = recv(r->fd, buf, sizeof(buf), 0);
+		if (n < 4)
+			break;		/* SO_RCVTIMEO: done */
+		memcpy(&seq, buf, 4);
+		pthread_mutex_lock(r->lock);
+		if (seq < r->want && r->seen[seq])
+			r->dups++;
+		if (seq < r->want)
+			r->seen[seq] = 1;
+		r->got++;
+		pthread_mutex_unlock(r->lock);
+	}
+	return NULL;
+}
+
+TEST_F(pre, eight_threads_on_one_socket)
+{
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct timeval tv = { 1, 0 };
+	struct reader r[8];
+	pthread_t t[8];
+	uint8_t seen[800] = { 0 };
+	uint32_t got = 0, dups = 0;
+	int fd = udp_bound(30004), i;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	for (i = 0; i < 8; i++) {
+		r[i] = (struct reader){ .fd = fd, .want = 800, .seen = seen,
+					.lock = &lock };
+		pthread_create(&t[i], NULL, reader, &r[i]);
+	}
+	send_n(self->cmd, self->done, 30004, 800, 64);
+	for (i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		got += r[i].got;
+		dups += r[i].dups;
+	}
+	EXPECT_EQ(800, got);
+	EXPECT_EQ(0, dups);
+	close(fd);
+}
+
+TEST_F(pre, eight_sockets_on_one_ring_keep_their_own)
+{
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct timeval tv = { 1, 0 };
+	struct reader r[8];
+	pthread_t t[8];
+	uint8_t seen[8][100];
+	int fd[8], i;
+
+	memset(seen, 0, sizeof(seen));
+	for (i = 0; i < 8; i++) {
+		fd[i] = udp_bound((uint16_t)(30010 + i));
+		ASSERT_GE(fd[i], 0);
+		ASSERT_EQ(0, setsockopt(fd[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+		r[i] = (struct reader){ .fd = fd[i], .want = 100, .seen = seen[i],
+					.lock = &lock };
+		pthread_create(&t[i], NULL, reader, &r[i]);
+	}
+	for (i = 0; i < 8; i++)
+		send_n(self->cmd, self->done, (uint16_t)(30010 + i), 100, (uint16_t)(40 + i));
+	for (i = 0; i < 8; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(100, r[i].got) TH_LOG("socket %d", i);
+		EXPECT_EQ(0, r[i].dups);
+		close(fd[i]);
+	}
+}
+
+static void *blocked_recv(void *arg)
+{
+	int fd = *(int *)arg;
+	char buf[64];
+
+	return (void *)(intptr_t)recv(fd, buf, sizeof(buf), 0);
+}
+
+TEST_F(pre, shutdown_wakes_a_blocked_receiver)
+{
+	int fd = udp_bound(30020);
+	pthread_t t;
+	void *rc;
+
+	ASSERT_GE(fd, 0);
+	pthread_create(&t, NULL, blocked_recv, &fd);
+	usleep(200000);
+	/* unconnected UDP: ENOTCONN, and the sleeper still wakes */
+	EXPECT_EQ(-1, shutdown(fd, SHUT_RD));
+	EXPECT_EQ(ENOTCONN, errno);
+	pthread_join(t, &rc);
+	EXPECT_EQ(0, (intptr_t)rc);
+	close(fd);
+}
+
+TEST_F(pre, nonblocking_and_timeouts)
+{
+	int fd = udp_bound(30021);
+	struct timeval tv = { 0, 300000 };
+	struct timespec t0, t1;
+	char buf[64];
+
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(-1, recv(fd, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	EXPECT_EQ(-1, recv(fd, buf, sizeof(buf), 0));
+	EXPECT_EQ(EAGAIN, errno);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	EXPECT_GE((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 250);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(EAGAIN, errno);
+	send_n(self->cmd, self->done, 30021, 1, 20);
+	usleep(100000);
+	/* MSG_TRUNC gives the datagram's length; the buffer holds 8 */
+	EXPECT_EQ(20, recv(fd, buf, 8, MSG_TRUNC));
+	close(fd);
+}
+
+TEST_F(pre, fork_parent_keeps_its_rings_child_gets_its_own)
+{
+	int fd = udp_bound(30022), st;
+	pid_t pid;
+
+	ASSERT_GE(fd, 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		/* the child's copy is a kernel socket; its own new one works */
+		int mine = udp_bound(30023);
+		struct timeval tv = { 3, 0 };
+		char buf[64];
+
+		close(fd);
+		setsockopt(mine, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (write(STDOUT_FILENO, "", 0) < 0)
+			_exit(3);
+		_exit(recv(mine, buf, sizeof(buf), 0) == 24 ? 0 : 2);
+	}
+	usleep(300000);
+	send_n(self->cmd, self->done, 30023, 1, 24);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	send_n(self->cmd, self->done, 30022, 5, 24);
+	usleep(100000);
+	EXPECT_EQ(5, drain(fd));
+	close(fd);
+}
+
+/* The exec'd program: read one datagram from the inherited fd. */
+static int exec_child(int fd)
+{
+	struct timeval tv = { 3, 0 };
+	struct rlimit rl;
+	char buf[64];
+	int i, internal = 0;
+
+	/* none of the library's fds crossed exec */
+	getrlimit(RLIMIT_NOFILE, &rl);
+	for (i = (int)(rl.rlim_cur / 2); i < (int)rl.rlim_cur; i++)
+		if (fcntl(i, F_GETFD) >= 0)
+			internal++;
+	if (internal)
+		return 4;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return recv(fd, buf, sizeof(buf), 0) == 28 ? 0 : 5;
+}
+
+TEST_F(pre, exec_inherits_a_kernel_socket_and_no_library_fd)
+{
+	int fd = udp_bound(30024), st;
+	char arg[16];
+	pid_t pid;
+
+	ASSERT_GE(fd, 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		snprintf(arg, sizeof(arg), "%d", fd);
+		execl(exe_path, exe_path, "exec-child", arg, (char *)NULL);
+		_exit(6);
+	}
+	usleep(500000);
+	/* the parent still owns the ring: close it so the child gets it */
+	close(fd);
+	send_n(self->cmd, self->done, 30024, 1, 28);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+}
+
+TEST_F(pre, the_library_fds_look_closed)
+{
+	int fd = udp_bound(30025), i, found = -1;
+	struct rlimit rl;
+
+	ASSERT_GE(fd, 0);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	for (i = (int)rl.rlim_cur - 1; i >= (int)(rl.rlim_cur / 2); i--)
+		if (fcntl(i, F_GETFD) >= 0) {
+			found = i;
+			break;
+		}
+	ASSERT_GE(found, 0) TH_LOG("no library fd in the upper half");
+	EXPECT_EQ(-1, close(found));
+	EXPECT_EQ(EBADF, errno);
+	EXPECT_EQ(-1, dup2(fd, found));
+	EXPECT_EQ(EBADF, errno);
+	/* the socket still works */
+	send_n(self->cmd, self->done, 30025, 3, 24);
+	usleep(100000);
+	EXPECT_EQ(3, drain(fd));
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "exec-child"))
+		return exec_child(atoi(argv[2]));
+	if (getuid() == 0)
+		netns_up();
+	return test_harness_run(argc, argv);
+}
