@@ -72,8 +72,9 @@ for mode in kernel vmak; do
 	ip netns exec a env "${pre[@]}" taskset -c 0 "${nobody[@]}" \
 		sockperf pp -i 10.77.0.2 -p 11111 -t 4 >"$tmp/pp.$mode" 2>&1
 	if [ $mode = vmak ]; then
-		echo "-- the server's ring, while it runs (vmakctl ring show in netns b):"
+		echo "-- while the server runs: its ring (vmakctl ring show in netns b) and its socket (vmakctl sockets):"
 		ip netns exec b vmakctl ring show | grep -E '^ring|rx-packets' | head -4
+		vmakctl sockets | sed 's/^/   /'
 	fi
 	kill -INT $srv
 	wait $srv || true

@@ -108,8 +108,19 @@ check "sockperf client: replies through its ring" grep -qE 'received [1-9][0-9]*
 tap_diag "client: $(grep -h '^vmak' "$tmp/pp" | tr '\n' ' ')"
 ip netns exec pa sockperf tp -i 10.7.0.2 -p 11111 -t 2 >"$tmp/tp" 2>&1
 check "sockperf throughput completes" grep -q 'Summary: Message Rate' "$tmp/tp"
+# The server's counters, read from outside while it runs.
+srvpid=$(pgrep -f 'sockperf sr -i 10.7.0.2 -p 11111' | head -1)
+check "vmakctl sockets -p: the server's socket, datagrams through its ring" bash -c "
+	vmakctl sockets -p $srvpid | grep -E '^pid $srvpid fd [0-9]+ udp4 local 10.7.0.2:11111 peer - rings 1 rx-ring [1-9]'"
+check "vmakctl -j sockets is valid JSON with the server's counters" bash -c "
+	vmakctl -j sockets -p $srvpid | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+assert len(s) == 1 and s[0][\"local\"] == \"10.7.0.2:11111\" and s[0][\"rx_ring\"] > 0, s'"
+check_fails "vmakctl sockets -p with a bad pid" "process id" vmakctl sockets -p abc
 kill -INT $srv
 wait $srv
+check "the server's counters file is gone after it exits" bash -c "! ls /dev/shm/vmak-sockets.$srvpid 2>/dev/null"
 check "sockperf server: received through its ring" grep -qE 'received [1-9][0-9]* via rings' "$tmp/sr"
 tap_diag "$(grep -h 'Summary\|via rings' "$tmp/pp" "$tmp/sr" | tr '\n' ' ')"
 

@@ -4,10 +4,13 @@
  * family. Output is text, or JSON with -j.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <net/if.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 
 #include "linux/vmak.h"
 #include "linux/vmak_genl.h"
+#include "vmak/sockstats.h"
 #include "vmak/vmak.h"
 
 static bool json;
@@ -32,6 +36,7 @@ static void usage(FILE *f)
 		"  rule show [RING-ID]           steering rules, all or one ring's\n"
 		"  stats [ID]                    receive counters per ring\n"
 		"  monitor [count N]             print ring events as they happen\n"
+		"  sockets [-p PID]              sockets libvmak offloads, per process\n"
 		"options:\n"
 		"  -j, --json   JSON output\n"
 		"  -h, --help   this text\n");
@@ -455,6 +460,116 @@ static int cmd_ring(int argc, char **argv)
 	return usage_err("ring: show, set or arm");
 }
 
+/* ---- sockets: libvmak's per-process files (vmak/sockstats.h) ---- */
+
+static void sock_addr(char *buf, size_t len, int family, const uint8_t *a,
+		      uint16_t port)
+{
+	char ip[INET6_ADDRSTRLEN];
+
+	inet_ntop(family, a, ip, sizeof(ip));
+	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", ip, port);
+}
+
+static void print_sockstat(int pid, const struct vmak_sockstat *st,
+			   bool *first)
+{
+	char local[64], peer[64] = "-";
+
+	sock_addr(local, sizeof(local), st->family, st->local_addr,
+		  st->local_port);
+	if (st->peer_port)
+		sock_addr(peer, sizeof(peer), st->family, st->peer_addr,
+			  st->peer_port);
+	if (!json) {
+		printf("pid %d fd %d %s local %s peer %s rings %u%s rx-ring %" PRIu64
+		       " rx-kernel %" PRIu64 " rx-drops %" PRIu64 "\n",
+		       pid, st->fd, st->family == AF_INET6 ? "udp6" : "udp4",
+		       local, peer, st->rings,
+		       st->flags & VMAK_SOCKSTAT_OS_ONLY ? " kernel-only" : "",
+		       st->c.rx_ring, st->c.rx_os, st->c.rx_drops);
+		return;
+	}
+	printf("%s{\"pid\":%d,\"fd\":%d,\"family\":\"%s\",\"local\":",
+	       *first ? "" : ",", pid, st->fd,
+	       st->family == AF_INET6 ? "udp6" : "udp4");
+	json_str(local);
+	printf(",\"peer\":");
+	json_str(peer);
+	printf(",\"rings\":%u,\"kernel_only\":%s,\"rx_ring\":%" PRIu64
+	       ",\"rx_kernel\":%" PRIu64 ",\"rx_drops\":%" PRIu64 "}",
+	       st->rings, st->flags & VMAK_SOCKSTAT_OS_ONLY ? "true" : "false",
+	       st->c.rx_ring, st->c.rx_os, st->c.rx_drops);
+	*first = false;
+}
+
+/* One process's file; stale ones (the process is gone) are skipped. */
+static int sockets_of(const char *path, int pid, bool *first)
+{
+	struct vmak_sockstats_hdr hdr;
+	struct vmak_sockstat st;
+	uint32_t i;
+	FILE *f;
+
+	if (kill(pid, 0) && errno == ESRCH)
+		return 0;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == EACCES ? 0 : -errno;
+	if (fread(&hdr, sizeof(hdr), 1, f) != 1 ||
+	    hdr.magic != VMAK_SOCKSTATS_MAGIC ||
+	    hdr.version != VMAK_SOCKSTATS_VERSION || hdr.pid != pid) {
+		fclose(f);
+		return 0;
+	}
+	for (i = 0; i < hdr.nslots && i < VMAK_SOCKSTATS_SLOTS; i++) {
+		if (fread(&st, sizeof(st), 1, f) != 1)
+			break;
+		if (st.in_use)
+			print_sockstat(pid, &st, first);
+	}
+	fclose(f);
+	return 0;
+}
+
+static int cmd_sockets(int argc, char **argv)
+{
+	size_t plen = strlen(VMAK_SOCKSTATS_PREFIX);
+	char path[PATH_MAX];
+	bool first = true;
+	struct dirent *de;
+	long want = 0;
+	DIR *d;
+	int pid;
+
+	if (argc == 2 && !strcmp(argv[0], "-p")) {
+		want = (long)parse_num(argv[1], INT32_MAX);
+		if (want <= 0)
+			return usage_err("sockets -p PID: a process id");
+	} else if (argc) {
+		return usage_err("sockets [-p PID]");
+	}
+	d = opendir(VMAK_SOCKSTATS_DIR);
+	if (!d)
+		return fail(VMAK_SOCKSTATS_DIR, -errno);
+	if (json)
+		putchar('[');
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, VMAK_SOCKSTATS_PREFIX, plen))
+			continue;
+		pid = atoi(de->d_name + plen);
+		if (pid <= 0 || (want && pid != want))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", VMAK_SOCKSTATS_DIR,
+			 de->d_name);
+		sockets_of(path, pid, &first);
+	}
+	closedir(d);
+	if (json)
+		printf("]\n");
+	return 0;
+}
+
 static int cmd_info(void)
 {
 	struct vmak_info info = { .sz = sizeof(info) };
@@ -519,6 +634,8 @@ int main(int argc, char **argv)
 		return cmd_ring_show(argc, argv, true);
 	if (!strcmp(cmd, "monitor"))
 		return cmd_monitor(argc, argv);
+	if (!strcmp(cmd, "sockets"))
+		return cmd_sockets(argc, argv);
 	fprintf(stderr, "vmakctl: unknown command '%s'\n", cmd);
 	usage(stderr);
 	return 2;

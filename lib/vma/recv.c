@@ -208,7 +208,7 @@ static ssize_t ring_take(struct vsock *vs, struct msghdr *msg, int flags)
 			vring_recycle_locked(r, d->addr);
 			vq_pop(a);
 			__atomic_sub_fetch(&vs->qtotal, 1, __ATOMIC_RELAXED);
-			vs->st.rx_ring++;
+			vs->st->rx_ring++;
 		}
 		pthread_mutex_unlock(&r->lock);
 		vs->next_att = start + i + 1;
@@ -347,7 +347,7 @@ ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
 				 */
 				vs->peeked_os = flags & MSG_PEEK;
 				if (!(flags & MSG_PEEK))
-					vs->st.rx_os++;
+					vs->st->rx_os++;
 				return r;
 			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK)

@@ -429,7 +429,7 @@ uint32_t vring_drain_locked(struct vring *r)
 				continue;
 			}
 			if (!vq_push(a, &g)) {
-				a->vs->st.rx_drops++;
+				a->vs->st->rx_drops++;
 				vring_recycle_locked(r, d->addr);
 				continue;
 			}

@@ -41,6 +41,7 @@ static void atfork_child(void)
 	 */
 	vring_forget_all();
 	vfd_forget_all();
+	vstats_forget();
 	__atomic_store_n(&vmak_active, 0, __ATOMIC_RELAXED);
 }
 
@@ -98,8 +99,11 @@ struct vsock *vsock_new(int fd, int family)
 	vs->family = family;
 	vs->refs = 1;		/* the table slot's */
 	vs->nfds = 1;
+	vs->slot = vstats_slot_get(fd, family);
+	vs->st = vs->slot ? &vs->slot->c : &vs->own_st;
 	vs->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (vs->efd < 0) {
+		vstats_slot_put(vs->slot);
 		free(vs);
 		return NULL;
 	}
@@ -152,6 +156,7 @@ void vsock_to_os(struct vsock *vs, const char *why)
 			     vs->fd, why);
 		detach_locked(vs, true);
 	}
+	vstats_addresses(vs);
 	pthread_rwlock_unlock(&vs->lock);
 }
 
@@ -404,6 +409,7 @@ void vsock_offload(struct vsock *vs)
 		vlog_once(VLOG_WARNING, "a UDP socket stays on the kernel: %s (the first socket refused; later ones are not logged)",
 			  rule_error(errno));
 out:
+	vstats_addresses(vs);
 	pthread_rwlock_unlock(&vs->lock);
 }
 
@@ -439,6 +445,7 @@ void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
 		vlog_once(VLOG_WARNING, "a multicast group stays on the kernel socket: %s (the first refused; later ones are not logged)",
 			  rule_error(errno));
 out:
+	vstats_addresses(vs);
 	pthread_rwlock_unlock(&vs->lock);
 }
 
@@ -461,17 +468,18 @@ void vsock_release(struct vsock *vs)
 		return;
 	vmak_sys_close(vs->efd);
 	vfd_set_internal(vs->efd, false);
+	vstats_slot_put(vs->slot);
 	pthread_rwlock_destroy(&vs->lock);
 	free(vs);
 }
 
 void vsock_log_stats(int fd, struct vsock *vs)
 {
-	if (vs->st.rx_ring || vs->st.rx_os || vs->st.rx_drops)
+	if (vs->st->rx_ring || vs->st->rx_os || vs->st->rx_drops)
 		vlog(VLOG_DETAILS, "fd %d: received %llu via rings, %llu via the kernel socket; %llu dropped (queue full)",
-		     fd, (unsigned long long)vs->st.rx_ring,
-		     (unsigned long long)vs->st.rx_os,
-		     (unsigned long long)vs->st.rx_drops);
+		     fd, (unsigned long long)vs->st->rx_ring,
+		     (unsigned long long)vs->st->rx_os,
+		     (unsigned long long)vs->st->rx_drops);
 }
 
 /* Sockets still open when the process ends. */

@@ -36,6 +36,7 @@
 
 #include "internal.h"
 #include "vmak/ringset.h"
+#include "vmak/sockstats.h"
 
 /* ---- log.c ---- */
 
@@ -215,9 +216,6 @@ void vq_pop(struct vatt *a) VMAK_HIDDEN;
 
 #define VSOCK_MAX_ATT	8
 
-struct vsock_stats {
-	uint64_t rx_ring, rx_os, tx_ring, tx_os, rx_drops;
-};
 
 struct vsock {
 	pthread_rwlock_t lock;	/* write: attach/detach; read: the data
@@ -246,7 +244,9 @@ struct vsock {
 	uint32_t seq;		/* bumped per queued datagram (for ET) */
 	int waiters;		/* threads that may sleep on efd */
 	int nmembers;		/* epoll sets holding us */
-	struct vsock_stats st;
+	struct vmak_sockstat_counters *st;	/* slot->c, or own_st */
+	struct vmak_sockstat_counters own_st;
+	struct vmak_sockstat *slot;	/* in the shared file, or NULL */
 };
 
 extern int vmak_active VMAK_HIDDEN;	/* any vsock ever created */
@@ -268,6 +268,13 @@ void vsock_release(struct vsock *vs) VMAK_HIDDEN;
 void vsock_fd_closed(struct vsock *vs) VMAK_HIDDEN;
 /* One DETAILS line with the socket's counters. */
 void vsock_log_stats(int fd, struct vsock *vs) VMAK_HIDDEN;
+
+/* ---- stats.c ---- */
+
+struct vmak_sockstat *vstats_slot_get(int fd, int family) VMAK_HIDDEN;
+void vstats_slot_put(struct vmak_sockstat *s) VMAK_HIDDEN;
+void vstats_addresses(struct vsock *vs) VMAK_HIDDEN;
+void vstats_forget(void) VMAK_HIDDEN;
 
 /* ---- fdtab.c ---- */
 

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Per-socket counters in a shared file (vmak/sockstats.h), so that
+ * vmakctl sockets can read them from outside. Created with the first
+ * socket; without it (no /dev/shm, no memory) counters stay private.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sys.h"
+#include "vma.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	struct vmak_sockstats_hdr *hdr;
+	struct vmak_sockstat *slot;
+	size_t len;
+	pid_t owner;
+	char path[96];
+	bool failed;
+	uint32_t next;
+} sh;
+
+static bool stats_open(void)
+{
+	int fd;
+
+	if (sh.hdr || sh.failed)
+		return sh.hdr;
+	sh.failed = true;
+	snprintf(sh.path, sizeof(sh.path), "%s/%s%d", VMAK_SOCKSTATS_DIR,
+		 VMAK_SOCKSTATS_PREFIX, (int)getpid());
+	fd = open(sh.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+		  0600);
+	if (fd < 0) {
+		vlog(VLOG_DETAILS, "no per-socket counters for vmakctl: %s: %m",
+		     sh.path);
+		return false;
+	}
+	sh.len = sizeof(*sh.hdr) +
+		 VMAK_SOCKSTATS_SLOTS * sizeof(struct vmak_sockstat);
+	if (ftruncate(fd, (off_t)sh.len)) {
+		vmak_sys_close(fd);
+		unlink(sh.path);
+		return false;
+	}
+	sh.hdr = mmap(NULL, sh.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	vmak_sys_close(fd);
+	if (sh.hdr == MAP_FAILED) {
+		sh.hdr = NULL;
+		unlink(sh.path);
+		return false;
+	}
+	sh.slot = (struct vmak_sockstat *)(sh.hdr + 1);
+	sh.hdr->pid = (int32_t)getpid();
+	sh.hdr->nslots = VMAK_SOCKSTATS_SLOTS;
+	sh.hdr->version = VMAK_SOCKSTATS_VERSION;
+	__atomic_store_n(&sh.hdr->magic, VMAK_SOCKSTATS_MAGIC, __ATOMIC_RELEASE);
+	sh.owner = getpid();
+	sh.failed = false;
+	return true;
+}
+
+struct vmak_sockstat *vstats_slot_get(int fd, int family)
+{
+	struct vmak_sockstat *s = NULL;
+	uint32_t i, k;
+
+	pthread_mutex_lock(&lock);
+	if (stats_open()) {
+		for (i = 0; i < VMAK_SOCKSTATS_SLOTS; i++) {
+			k = (sh.next + i) % VMAK_SOCKSTATS_SLOTS;
+			if (!sh.slot[k].in_use) {
+				s = &sh.slot[k];
+				sh.next = k + 1;
+				break;
+			}
+		}
+	}
+	if (s) {
+		memset(s, 0, sizeof(*s));
+		s->fd = fd;
+		s->family = (uint16_t)family;
+		__atomic_store_n(&s->in_use, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+	return s;
+}
+
+void vstats_slot_put(struct vmak_sockstat *s)
+{
+	if (s)
+		__atomic_store_n(&s->in_use, 0, __ATOMIC_RELEASE);
+}
+
+static void put_sa(const struct sockaddr_storage *ss, uint8_t *addr,
+		   uint16_t *port)
+{
+	if (ss->ss_family == AF_INET) {
+		memcpy(addr, &((const struct sockaddr_in *)ss)->sin_addr, 4);
+		*port = ntohs(((const struct sockaddr_in *)ss)->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		memcpy(addr, &((const struct sockaddr_in6 *)ss)->sin6_addr, 16);
+		*port = ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	}
+}
+
+/* What the socket owns now, for vmakctl. */
+void vstats_addresses(struct vsock *vs)
+{
+	struct vmak_sockstat *s = vs->slot;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (!s)
+		return;
+	s->rings = (uint16_t)vs->nvatt;
+	s->flags = vs->os_only ? VMAK_SOCKSTAT_OS_ONLY : 0;
+	if (!getsockname(vs->fd, (struct sockaddr *)&ss, &len))
+		put_sa(&ss, s->local_addr, &s->local_port);
+	len = sizeof(ss);
+	s->peer_port = 0;
+	memset(s->peer_addr, 0, sizeof(s->peer_addr));
+	if (!getpeername(vs->fd, (struct sockaddr *)&ss, &len))
+		put_sa(&ss, s->peer_addr, &s->peer_port);
+}
+
+/* In the child of fork(): the file is the parent's. */
+void vstats_forget(void)
+{
+	if (sh.hdr)
+		munmap(sh.hdr, sh.len);
+	memset(&sh, 0, sizeof(sh));
+	pthread_mutex_init(&lock, NULL);
+}
+
+__attribute__((destructor)) static void stats_exit(void)
+{
+	if (sh.hdr && sh.owner == getpid())
+		unlink(sh.path);
+}
