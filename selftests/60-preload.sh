@@ -65,6 +65,30 @@ for mode in recvfrom recvmsg recvmmsg read poll select epoll epoll-et peek; do
 		grep -qE 'received [1-9][0-9]* via rings, [1-9][0-9]* via the kernel socket' "$tmp/v-$mode"
 done
 
+# The sender preloaded too: after its first datagram (which gives its
+# socket a port, through the kernel) it sends through its TX ring.
+spair() {
+	local name=$1 raddr=$2 n=$3 out=$tmp/$1
+	port=$((port + 1))
+	ip netns exec pb setpriv --reuid 65534 --regid 65534 --clear-groups \
+		--inh-caps=-all udpcheck recv "$raddr" $port "$n" recvfrom >"$out" 2>&1 &
+	local pid=$!
+	wait_for 5 grep -q ready "$out"
+	ip netns exec pa env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS setpriv \
+		--reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
+		udpcheck send "$raddr" $port "$n" >"$out.send" 2>&1
+	wait $pid
+}
+spair tx4 10.7.0.2 400
+check "preloaded sender: all 400 datagrams arrive intact" test $? = 0
+check "preloaded sender: through its TX ring (fragments through the kernel socket)" \
+	grep -qE 'sent [1-9][0-9]* via rings, [1-9][0-9]* via the kernel socket' "$tmp/tx4.send"
+spair tx6 fd07::2 300
+check "preloaded IPv6 sender: all 300 datagrams arrive intact" test $? = 0
+check "preloaded IPv6 sender: through its TX ring" \
+	grep -qE 'sent [1-9][0-9]* via rings' "$tmp/tx6.send"
+tap_diag "senders: $(cat "$tmp/tx4.send" "$tmp/tx6.send" | tr '\n' ' ')"
+
 pair k-v6 0 fd07::2 fd07::2 300 recvmsg
 pair v-v6 1 fd07::2 fd07::2 300 recvmsg
 check "IPv6: the same results" diff <(grep -v '^vmak' "$tmp/k-v6") <(grep -v '^vmak' "$tmp/v-v6")
@@ -105,6 +129,7 @@ ip netns exec pa env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS \
 	sockperf pp -i 10.7.0.2 -p 11111 -t 2 >"$tmp/pp" 2>&1
 check "sockperf ping-pong under LD_PRELOAD completes" grep -q 'Summary: Latency is' "$tmp/pp"
 check "sockperf client: replies through its ring" grep -qE 'received [1-9][0-9]* via rings' "$tmp/pp"
+check "sockperf client: requests through its TX ring" grep -qE 'sent [1-9][0-9]* via rings' "$tmp/pp"
 tap_diag "client: $(grep -h '^vmak' "$tmp/pp" | tr '\n' ' ')"
 ip netns exec pa sockperf tp -i 10.7.0.2 -p 11111 -t 2 >"$tmp/tp" 2>&1
 check "sockperf throughput completes" grep -q 'Summary: Message Rate' "$tmp/tp"
@@ -122,6 +147,7 @@ kill -INT $srv
 wait $srv
 check "the server's counters file is gone after it exits" bash -c "! ls /dev/shm/vmak-sockets.$srvpid 2>/dev/null"
 check "sockperf server: received through its ring" grep -qE 'received [1-9][0-9]* via rings' "$tmp/sr"
+check "sockperf server: replies through its TX ring" grep -qE 'sent [1-9][0-9]* via rings' "$tmp/sr"
 tap_diag "$(grep -h 'Summary\|via rings' "$tmp/pp" "$tmp/sr" | tr '\n' ' ')"
 
 # TCP is not offloaded: a TCP program runs unchanged.

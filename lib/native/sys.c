@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sys.h"
@@ -33,7 +34,8 @@ static void *sys_lookup(const char *name)
 	if (!fn) {
 		n = snprintf(msg, sizeof(msg),
 			     "libvmak: the C library has no %s()\n", name);
-		if (n > 0 && write(STDERR_FILENO, msg, (size_t)n) < 0)
+		/* write() may be ours, and nothing is resolved yet */
+		if (n > 0 && syscall(SYS_write, STDERR_FILENO, msg, (size_t)n) < 0)
 			n = 0;
 		abort();
 	}

@@ -48,6 +48,19 @@
 	X(ssize_t, read, (int fd, void *buf, size_t len), (fd, buf, len)) \
 	X(ssize_t, readv, (int fd, const struct iovec *iov, int n),	\
 	  (fd, iov, n))							\
+	X(ssize_t, write, (int fd, const void *buf, size_t len),	\
+	  (fd, buf, len))						\
+	X(ssize_t, writev, (int fd, const struct iovec *iov, int n),	\
+	  (fd, iov, n))							\
+	X(ssize_t, send, (int fd, const void *buf, size_t len, int flags), \
+	  (fd, buf, len, flags))					\
+	X(ssize_t, sendto, (int fd, const void *buf, size_t len, int flags, \
+			    const struct sockaddr *sa, socklen_t salen), \
+	  (fd, buf, len, flags, sa, salen))				\
+	X(ssize_t, sendmsg, (int fd, const struct msghdr *msg, int flags), \
+	  (fd, msg, flags))						\
+	X(int, sendmmsg, (int fd, struct mmsghdr *v, unsigned int n,	\
+			  int flags), (fd, v, n, flags))		\
 	X(ssize_t, recv, (int fd, void *buf, size_t len, int flags),	\
 	  (fd, buf, len, flags))					\
 	X(ssize_t, recvfrom, (int fd, void *buf, size_t len, int flags, \

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 
 #include "sys.h"
 #include "vma.h"
@@ -508,6 +509,110 @@ VMAK_API ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 	if (len > buflen)
 		__chk_fail();
 	return read(fd, buf, len);
+}
+
+/* ---- send ---- */
+
+/*
+ * Through a TX ring, or (VSEND_OS) the kernel socket; a socket that got
+ * its port from this kernel send is offloaded after it.
+ */
+static ssize_t send_msg(struct vsock *vs, int fd, const struct msghdr *msg,
+			int flags)
+{
+	ssize_t r = vsock_sendmsg(vs, msg, flags);
+
+	if (r == VSEND_OS) {
+		r = vmak_sys_sendmsg(fd, msg, flags);
+		if (r >= 0)
+			vs->st->tx_os++;
+		if (r >= 0 && !vs->tried && !vs->os_only)
+			vsock_offload(vs);
+	}
+	vsock_release(vs);
+	return r;
+}
+
+VMAK_API ssize_t sendto(int fd, const void *buf, size_t len, int flags,
+			const struct sockaddr *sa, socklen_t salen)
+{
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = { .msg_name = (void *)sa, .msg_namelen = salen,
+			      .msg_iov = &iov, .msg_iovlen = 1 };
+	struct vsock *vs;
+
+	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+		return vmak_sys_sendto(fd, buf, len, flags, sa, salen);
+	return send_msg(vs, fd, &msg, flags);
+}
+
+VMAK_API ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct vsock *vs;
+
+	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+		return vmak_sys_send(fd, buf, len, flags);
+	return send_msg(vs, fd, &msg, flags);
+}
+
+VMAK_API ssize_t write(int fd, const void *buf, size_t len)
+{
+	struct iovec iov = { (void *)buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct vsock *vs;
+
+	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+		return vmak_sys_write(fd, buf, len);
+	return send_msg(vs, fd, &msg, 0);
+}
+
+VMAK_API ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	struct msghdr msg = { .msg_iov = (struct iovec *)iov };
+	struct vsock *vs;
+
+	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+		return vmak_sys_writev(fd, iov, n);
+	if (n < 0 || n > IOV_MAX) {
+		vsock_release(vs);
+		return vmak_sys_writev(fd, iov, n);	/* its EINVAL */
+	}
+	msg.msg_iovlen = (size_t)n;
+	return send_msg(vs, fd, &msg, 0);
+}
+
+VMAK_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct vsock *vs;
+
+	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+		return vmak_sys_sendmsg(fd, msg, flags);
+	return send_msg(vs, fd, msg, flags);
+}
+
+VMAK_API int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+{
+	struct vsock *vs;
+	unsigned int i;
+	ssize_t r;
+
+	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+		return vmak_sys_sendmmsg(fd, v, n, flags);
+	vsock_release(vs);
+	if (n > UIO_MAXIOV)
+		n = UIO_MAXIOV;
+	for (i = 0; i < n; i++) {
+		vs = vfd_sock(fd);
+		if (!vs)
+			return i ? (int)i : vmak_sys_sendmmsg(fd, v, n, flags);
+		r = send_msg(vs, fd, &v[i].msg_hdr, flags);
+		if (r < 0)
+			return i ? (int)i : -1;
+		v[i].msg_len = (unsigned int)r;
+	}
+	return (int)i;
 }
 
 /* ---- readiness ---- */

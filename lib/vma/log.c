@@ -64,6 +64,6 @@ void vlog(int level, const char *fmt, ...)
 	if (n > (int)sizeof(line) - 2)
 		n = (int)sizeof(line) - 2;
 	line[n++] = '\n';
-	if (write(log_fd >= 0 ? log_fd : STDERR_FILENO, line, (size_t)n) < 0)
+	if (vmak_sys_write(log_fd >= 0 ? log_fd : STDERR_FILENO, line, (size_t)n) < 0)
 		n = 0;
 }

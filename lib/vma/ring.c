@@ -17,11 +17,16 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include "sys.h"
 #include "vma.h"
+
+#define VRING_TX	256	/* TX and COMPLETION entries */
+#define VRING_TX_CHUNKS	64	/* chunks a ring keeps for TX frames */
 
 char vring_why[160] VMAK_HIDDEN;
 static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -148,6 +153,27 @@ void *vring_umem(struct vring *r, uint64_t addr)
 	return (char *)umem.base + addr;
 }
 
+void *vring_chunk(uint64_t addr)
+{
+	return (char *)umem.base + addr;
+}
+
+/* The device's MTU, for the largest frame a TX ring may carry. */
+static uint32_t dev_mtu(int ifindex)
+{
+	struct ifreq ifr;
+	int s = vmak_sys_socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint32_t mtu = 1500;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (s >= 0 && if_indextoname((unsigned int)ifindex, ifr.ifr_name) &&
+	    !vmak_sys_ioctl(s, SIOCGIFMTU, (long)&ifr))
+		mtu = (uint32_t)ifr.ifr_mtu;
+	if (s >= 0)
+		vmak_sys_close(s);
+	return mtu;
+}
+
 void vring_recycle_locked(struct vring *r, uint64_t addr)
 {
 	uint32_t idx;
@@ -243,6 +269,7 @@ static struct vring *ring_open(int ifindex, int key)
 	if (!r)
 		return NULL;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->txlock, NULL);
 	r->ifindex = ifindex;
 	r->key = key;
 	vmak_ringset_config_default(&cfg);
@@ -251,6 +278,8 @@ static struct vring *ring_open(int ifindex, int key)
 			 (vconf.rx_timestamp ? VMAK_BIND_RX_TIMESTAMP : 0);
 	cfg.rx_size = vconf.rx_ring > take ? vconf.rx_ring : pow2_at_least(take);
 	cfg.fill_size = pow2_at_least(take);
+	cfg.tx_size = VRING_TX;
+	cfg.comp_size = VRING_TX;
 	cfg.chunk_size = umem.chunk;
 	if (umem.owner_fd < 0) {
 		cfg.umem = umem.base;
@@ -312,6 +341,15 @@ static struct vring *ring_open(int ifindex, int key)
 		*vmak_ring_fill_addr(r->rs.fill, idx + i) = umem.pool[--umem.npool];
 	vmak_ring_submit(r->rs.fill, take);
 	r->chunks = take;
+	/* TX frames: a few chunks of their own, if the pool has them */
+	r->txchunks = umem.npool >= 2 * VRING_TX_CHUNKS ? VRING_TX_CHUNKS :
+		      umem.npool / 2;
+	r->txfree = malloc(sizeof(*r->txfree) * (r->txchunks ? r->txchunks : 1));
+	if (!r->txfree)
+		r->txchunks = 0;
+	for (i = 0; i < r->txchunks; i++)
+		r->txfree[r->ntxfree++] = umem.pool[--umem.npool];
+	r->mtu = dev_mtu(ifindex);
 	return r;
 }
 
@@ -361,6 +399,7 @@ void vring_forget_all(void)
 		n = r->next;
 		vmak_ringset_close(&r->rs);
 		free(r->tab);
+		free(r->txfree);
 		free(r);
 	}
 	rings = NULL;

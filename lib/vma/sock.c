@@ -95,6 +95,8 @@ struct vsock *vsock_new(int fd, int family)
 	if (!vs)
 		return NULL;
 	pthread_rwlock_init(&vs->lock, NULL);
+	pthread_mutex_init(&vs->txlock, NULL);
+	vs->helper = -1;
 	vs->fd = fd;
 	vs->family = family;
 	vs->refs = 1;		/* the table slot's */
@@ -130,6 +132,7 @@ static void detach_locked(struct vsock *vs, bool groups_too)
 {
 	int i, j = 0;
 
+	vs->gen++;	/* cached send headers may name a ring we leave */
 	for (i = 0; i < vs->nvatt; i++) {
 		if (vs->att[i]->group && !groups_too)
 			vs->att[j++] = vs->att[i];
@@ -374,6 +377,28 @@ static bool attach_all(struct vsock *vs, const int *idx, int n,
 	return ok || !last;
 }
 
+/* The peer, IPv4 mapped, for sends without an address. */
+static void set_peer(struct vsock *vs, const struct sockaddr_storage *p)
+{
+	memset(&vs->peer, 0, sizeof(vs->peer));
+	vs->peer.sin6_family = AF_INET6;
+	if (!p)
+		return;
+	if (p->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)p;
+
+		vs->peer.sin6_addr.s6_addr[10] = 0xff;
+		vs->peer.sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&vs->peer.sin6_addr.s6_addr[12], &in->sin_addr, 4);
+		vs->peer.sin6_port = in->sin_port;
+	} else {
+		const struct sockaddr_in6 *in6 = (const void *)p;
+
+		vs->peer.sin6_addr = in6->sin6_addr;
+		vs->peer.sin6_port = in6->sin6_port;
+	}
+}
+
 void vsock_offload(struct vsock *vs)
 {
 	struct sockaddr_storage local, peer;
@@ -394,6 +419,7 @@ void vsock_offload(struct vsock *vs)
 		goto out;
 	}
 	connected = !getpeername(vs->fd, (struct sockaddr *)&peer, &plen);
+	set_peer(vs, connected ? &peer : NULL);
 	if (!vrules_offload(&vrules, connected ? VROLE_UDP_CONNECT : VROLE_UDP_RECEIVER,
 			    (struct sockaddr *)&local,
 			    connected ? (struct sockaddr *)&peer : NULL)) {
@@ -458,7 +484,7 @@ void vsock_signal_locked(struct vsock *vs)
 		return;
 	if (__atomic_exchange_n(&vs->efd_armed, 1, __ATOMIC_ACQ_REL))
 		return;
-	if (write(vs->efd, &one, sizeof(one)) < 0)
+	if (vmak_sys_write(vs->efd, &one, sizeof(one)) < 0)
 		return;		/* the counter cannot overflow: read resets */
 }
 
@@ -469,17 +495,23 @@ void vsock_release(struct vsock *vs)
 	vmak_sys_close(vs->efd);
 	vfd_set_internal(vs->efd, false);
 	vstats_slot_put(vs->slot);
+	vsock_send_free(vs);
 	pthread_rwlock_destroy(&vs->lock);
+	pthread_mutex_destroy(&vs->txlock);
 	free(vs);
 }
 
 void vsock_log_stats(int fd, struct vsock *vs)
 {
-	if (vs->st->rx_ring || vs->st->rx_os || vs->st->rx_drops)
-		vlog(VLOG_DETAILS, "fd %d: received %llu via rings, %llu via the kernel socket; %llu dropped (queue full)",
-		     fd, (unsigned long long)vs->st->rx_ring,
-		     (unsigned long long)vs->st->rx_os,
-		     (unsigned long long)vs->st->rx_drops);
+	const struct vmak_sockstat_counters *c = vs->st;
+
+	if (c->rx_ring || c->rx_os || c->rx_drops || c->tx_ring || c->tx_os)
+		vlog(VLOG_DETAILS, "fd %d: received %llu via rings, %llu via the kernel socket; %llu dropped (queue full); sent %llu via rings, %llu via the kernel socket",
+		     fd, (unsigned long long)c->rx_ring,
+		     (unsigned long long)c->rx_os,
+		     (unsigned long long)c->rx_drops,
+		     (unsigned long long)c->tx_ring,
+		     (unsigned long long)c->tx_os);
 }
 
 /* Sockets still open when the process ends. */

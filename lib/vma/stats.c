@@ -5,10 +5,15 @@
  * socket; without it (no /dev/shm, no memory) counters stay private.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sys.h"
@@ -25,6 +30,31 @@ static struct {
 	uint32_t next;
 } sh;
 
+/* Files left by this user's processes that died without their exit. */
+static void remove_stale(void)
+{
+	size_t plen = strlen(VMAK_SOCKSTATS_PREFIX);
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(VMAK_SOCKSTATS_DIR);
+	int pid;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, VMAK_SOCKSTATS_PREFIX, plen))
+			continue;
+		pid = atoi(de->d_name + plen);
+		snprintf(path, sizeof(path), "%s/%s", VMAK_SOCKSTATS_DIR,
+			 de->d_name);
+		if (pid > 0 && kill(pid, 0) && errno == ESRCH &&
+		    !lstat(path, &st) && st.st_uid == geteuid())
+			unlink(path);
+	}
+	closedir(d);
+}
+
 static bool stats_open(void)
 {
 	int fd;
@@ -32,6 +62,7 @@ static bool stats_open(void)
 	if (sh.hdr || sh.failed)
 		return sh.hdr;
 	sh.failed = true;
+	remove_stale();
 	snprintf(sh.path, sizeof(sh.path), "%s/%s%d", VMAK_SOCKSTATS_DIR,
 		 VMAK_SOCKSTATS_PREFIX, (int)getpid());
 	fd = open(sh.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,

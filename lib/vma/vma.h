@@ -170,6 +170,11 @@ struct vring {
 	struct vatt **tab;
 	uint32_t tab_size, tab_used;
 	uint64_t drops;		/* descriptors for no attachment */
+	/* sending (send.c), under txlock */
+	pthread_mutex_t txlock;
+	uint64_t *txfree;	/* chunks free for TX frames */
+	uint32_t ntxfree, txchunks;
+	uint32_t mtu;		/* the device's, at open */
 	struct vring *next;
 };
 
@@ -206,6 +211,9 @@ void *vring_umem(struct vring *r, uint64_t addr) VMAK_HIDDEN;
 void vring_forget_all(void) VMAK_HIDDEN;
 /* Why the last vring_get() failed, when errno alone does not say. */
 extern char vring_why[160] VMAK_HIDDEN;
+
+/* Chunks of the UMEM as addresses (send.c builds frames in them). */
+void *vring_chunk(uint64_t addr) VMAK_HIDDEN;
 
 /* The demultiplexer's queue (pure, unit-tested). */
 bool vq_push(struct vatt *a, const struct vdgram *d) VMAK_HIDDEN;
@@ -244,6 +252,17 @@ struct vsock {
 	uint32_t seq;		/* bumped per queued datagram (for ET) */
 	int waiters;		/* threads that may sleep on efd */
 	int nmembers;		/* epoll sets holding us */
+	/* sending (send.c) */
+	pthread_mutex_t txlock;
+	struct vhdr *hc;	/* header cache, VHDR_CACHE entries */
+	int helper;		/* UDP socket connected for sendto headers */
+	struct sockaddr_in6 peer;	/* connected to (IPv4 mapped), port 0:
+					 * not connected
+					 */
+	uint16_t ip_id;
+	uint32_t gen;		/* bumped when the rules change: the header
+				 * cache is stale
+				 */
 	struct vmak_sockstat_counters *st;	/* slot->c, or own_st */
 	struct vmak_sockstat_counters own_st;
 	struct vmak_sockstat *slot;	/* in the shared file, or NULL */
@@ -268,6 +287,21 @@ void vsock_release(struct vsock *vs) VMAK_HIDDEN;
 void vsock_fd_closed(struct vsock *vs) VMAK_HIDDEN;
 /* One DETAILS line with the socket's counters. */
 void vsock_log_stats(int fd, struct vsock *vs) VMAK_HIDDEN;
+
+/* ---- send.c ---- */
+
+/*
+ * Send on an offloaded socket through a TX ring. Returns the bytes sent,
+ * or -1 with errno, or VSEND_OS: this one goes through the kernel socket
+ * (options, destination, size or resources the ring path does not take).
+ */
+#define VSEND_OS	(-2)
+ssize_t vsock_sendmsg(struct vsock *vs, const struct msghdr *msg, int flags)
+	VMAK_HIDDEN;
+void vsock_send_free(struct vsock *vs) VMAK_HIDDEN;
+/* One's complement sum helpers (unit-tested). */
+uint16_t vcsum_fold(uint32_t sum) VMAK_HIDDEN;
+uint32_t vcsum_add(uint32_t sum, const void *p, size_t len) VMAK_HIDDEN;
 
 /* ---- stats.c ---- */
 

@@ -339,4 +339,22 @@ TEST(queue_grows_wraps_and_stops_at_the_ring_size)
 	free(a.q);
 }
 
+/* ---- checksums of the frames send.c builds ---- */
+
+TEST(internet_checksum)
+{
+	/* an IPv4 header whose checksum is 0xb861 (checksum field zeroed) */
+	static const uint8_t ip[20] = {
+		0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11,
+		0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+	};
+	uint8_t odd[3] = { 0x01, 0x02, 0x03 };
+
+	EXPECT_EQ(0xb861, vcsum_fold(vcsum_add(0, ip, sizeof(ip))));
+	/* an odd length pads with a zero byte: 0x0102 + 0x0300 */
+	EXPECT_EQ((uint16_t)~0x0402, vcsum_fold(vcsum_add(0, odd, 3)));
+	/* carries fold back in */
+	EXPECT_EQ((uint16_t)~0x0001, vcsum_fold(0x10000));
+}
+
 TEST_HARNESS_MAIN
