@@ -484,7 +484,7 @@ static int vmak_rule_key_socket(struct vmak_sock *vs,
 		goto out_release;
 	}
 	r->exclusive = !vmak_sock_capable(vs, CAP_NET_RAW);
-	if (r->exclusive && usk->sk_reuse != SK_NO_REUSE) {
+	if (r->exclusive && usk->sk_reuse != SK_NO_REUSE && !req->af) {
 		err = -EPERM;		/* others may share the port */
 		goto out_release;
 	}
@@ -492,6 +492,12 @@ static int vmak_rule_key_socket(struct vmak_sock *vs,
 		err = vmak_rule_key_group(usk, req, r, vs->ifindex);
 		if (err)
 			goto out_release;
+		/*
+		 * Feed handlers share a group and port with SO_REUSEADDR.
+		 * Such a rule takes a packet only while every socket that
+		 * would receive it has a rule of its own (vmak_rx_shared()).
+		 */
+		r->shared = r->exclusive && usk->sk_reuse != SK_NO_REUSE;
 	} else if (!vmak_addr_zero(req->dst_addr, 16)) {
 		err = -EINVAL;	/* without a group the key is the socket's own */
 		goto out_release;

@@ -78,6 +78,9 @@ struct vmak_rule_obj {
 	struct sock *usk;
 	bool exclusive;
 	bool group;			/* key[0] is a multicast group */
+	bool shared;			/* an unprivileged group rule of a
+					 * SO_REUSEADDR socket: vmak_rx_shared()
+					 */
 	struct vmak_sk_sig sig;
 	/* vmak_addr_gen when key[i]'s address was last seen local */
 	unsigned int local_gen[VMAK_RULE_KEYS];
@@ -158,8 +161,10 @@ static inline bool vmak_rule_live(const struct vmak_rule_obj *r)
 		return false;
 	if (r->group && !vmak_sk_joined(usk, &r->key[0], r->vs->ifindex))
 		return false;
-	/* SO_REUSEADDR lets sockets of other users share the port. */
-	return !r->exclusive || usk->sk_reuse == SK_NO_REUSE;
+	/* SO_REUSEADDR lets sockets of other users share the port (a
+	 * shared rule checks them per packet).
+	 */
+	return !r->exclusive || r->shared || usk->sk_reuse == SK_NO_REUSE;
 }
 
 #endif /* _VMAK_FLOW_H */

@@ -551,6 +551,72 @@ static enum vmak_outcome vmak_rx_deliver(struct vmak_rule_obj *r, int key,
 	return out;
 }
 
+/* Is usk one that the stack would give this multicast packet? */
+static bool vmak_mc_receiver(const struct sock *usk, const struct net *net,
+			     const struct vmak_pkt *p, u16 port)
+{
+	if (!net_eq(sock_net(usk), net) || inet_sk(usk)->inet_num != port ||
+	    (usk->sk_family != AF_INET && usk->sk_family != AF_INET6))
+		return false;
+	if (usk->sk_family == AF_INET) {
+		__be32 a = inet_sk(usk)->inet_rcv_saddr;
+
+		return !p->v6 && (!a || !memcmp(&a, p->key.daddr, 4));
+	}
+#if IS_ENABLED(CONFIG_IPV6)
+	{
+		const struct in6_addr *a = &usk->sk_v6_rcv_saddr;
+
+		if (ipv6_addr_any(a))
+			return p->v6 || !usk->sk_ipv6only;
+		if (p->v6)
+			return !memcmp(a, p->key.daddr, 16);
+		return ipv6_addr_v4mapped(a) &&
+		       !memcmp(&a->s6_addr32[3], p->key.daddr, 4);
+	}
+#else
+	return false;
+#endif
+}
+
+/*
+ * Shared group rules (SO_REUSEADDR sockets of unprivileged owners) take a
+ * packet only if every socket the stack would deliver it to has a live
+ * rule in this flow: then each gets its copy through its ring and none
+ * loses it. Otherwise (a socket without a rule, another user's plain
+ * socket say) the packet goes to the stack alone, so that no socket gets
+ * it twice. Like the stack's own multicast delivery, this walks the
+ * port's hash slot under its lock.
+ */
+static bool vmak_rx_shared(struct vmak_flow *flow, struct sk_buff *skb,
+			   const struct vmak_pkt *p)
+{
+	struct net *net = dev_net(skb->dev);
+	u16 port = ntohs(p->key.dport);
+	struct udp_hslot *hslot = udp_hashslot(vmak_udp_table(net), net, port);
+	struct vmak_rule_ent *ent;
+	bool ok = true, found;
+	struct sock *usk;
+
+	spin_lock(&hslot->lock);
+	sk_for_each(usk, &hslot->head) {
+		if (!vmak_mc_receiver(usk, net, p, port))
+			continue;
+		found = false;
+		list_for_each_entry_rcu(ent, &flow->rules, flow_node)
+			if (ent->rule->usk == usk && vmak_rule_live(ent->rule)) {
+				found = true;
+				break;
+			}
+		if (!found) {
+			ok = false;
+			break;
+		}
+	}
+	spin_unlock(&hslot->lock);
+	return ok;
+}
+
 /*
  * The hook: the first kind with a matching flow decides; every rule of
  * that flow is offered the packet.
@@ -572,10 +638,18 @@ unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 		struct vmak_rule_ent *ent;
 		struct vmak_flow *flow;
 
+		int shared = -1;	/* vmak_rx_shared(), once, if asked */
+
 		flow = vmak_flow_lookup(&vdev->ft, &p.key, kind);
 		if (!flow)
 			continue;
 		list_for_each_entry_rcu(ent, &flow->rules, flow_node) {
+			if (ent->rule->shared) {
+				if (shared < 0)
+					shared = vmak_rx_shared(flow, skb, &p);
+				if (!shared)
+					continue;
+			}
 			switch (vmak_rx_deliver(ent->rule, ent - ent->rule->ent,
 						skb, &p, &hash, &now)) {
 			case VMAK_SKIPPED:

@@ -39,5 +39,14 @@ report api map "marked VMAK_API but not in $map"
 report map api "in $map but not marked VMAK_API in $src"
 report unversioned interposed "exported without a version but not an interposer of $src/preload"
 report interposed unversioned "interposers of $src/preload not exported without a version"
+# Every function lib/preload/ defines outside a file (not static) is an
+# interposer: one that lost its VMAK_API mark would silently stop
+# interposing (the C library's would run instead).
+objdir=$(dirname "$so")/lib/preload
+if ls "$objdir"/*.o >/dev/null 2>&1; then
+	nm --defined-only -g "$objdir"/*.o | awk '$2 == "T" || $2 == "W" { print $3 }' |
+		sort -u > "$tmp/preload_defined"
+	report preload_defined unversioned "defined in $objdir but not exported (a VMAK_API mark missing?)"
+fi
 [ $rc = 0 ] && echo "check-abi: $(wc -l < "$tmp/map") symbols, $so matches $map; $(wc -l < "$tmp/interposed") interposers unversioned"
 exit $rc

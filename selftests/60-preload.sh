@@ -110,6 +110,41 @@ one_line() {
 		{ echo "$out"; return 1; }
 }
 
+# Multicast as feed handlers do it: SO_REUSEADDR, bind to the group, join.
+ip -n pa route add 224.0.0.0/4 dev va
+ip -n pb route add 224.0.0.0/4 dev vb
+# mc NAME N UID:PRELOAD...: one receiver per UID:PRELOAD(0|1) of group
+# 239.7.7.7, then the sender in pa; outputs in $tmp/NAME.K.
+mc() {
+	local name=$1 n=$2 k=0 spec pids=() rc=0
+	shift 2
+	port=$((port + 1))
+	for spec in "$@"; do
+		local u=${spec%:*} pre=${spec#*:} env=()
+		[ "$pre" = 1 ] && env=(LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS)
+		ip netns exec pb env "${env[@]}" setpriv --reuid "$u" --regid "$u" \
+			--clear-groups --inh-caps=-all udpcheck recv 239.7.7.7 $port "$n" \
+			recvfrom vb >"$tmp/$name.$k" 2>&1 &
+		pids+=($!)
+		wait_for 5 grep -q ready "$tmp/$name.$k"
+		k=$((k + 1))
+	done
+	ip netns exec pa udpcheck send 239.7.7.7 $port "$n"
+	for k in "${!pids[@]}"; do
+		wait "${pids[$k]}" || rc=1
+	done
+	return $rc
+}
+mc mc3 300 65534:1 65534:1 65534:1
+check "multicast, 3 preloaded receivers in 3 processes: each gets all 300" test $? = 0
+check "multicast: each of the 3 through its ring" bash -c "
+	for k in 0 1 2; do grep -qE 'received [1-9][0-9]* via rings' $tmp/mc3.\$k || exit 1; done"
+mc mcx 300 65534:1 65534:1 65533:0
+check "multicast, 2 preloaded receivers and another user's plain socket: all get all 300" test $? = 0
+check "multicast: with a socket the rings do not cover, nothing is taken from the stack" bash -c "
+	for k in 0 1; do grep -qE 'received 0 via rings, [1-9][0-9]* via the kernel socket' $tmp/mcx.\$k || exit 1; done"
+tap_diag "multicast: $(grep -h '^vmak DETAILS' "$tmp"/mc3.* "$tmp"/mcx.* | tr '\n' ' ')"
+
 # Fallbacks: each leaves one log line and the results of kernel sockets.
 check "RLIMIT_MEMLOCK 64 KiB: kernel sockets, one log line" one_line RLIMIT_MEMLOCK \
 	ip netns exec pb prlimit --memlock=65536 env LD_PRELOAD="$lib" setpriv --reuid 65534 \

@@ -122,4 +122,11 @@ static inline bool vmak_sk_nonlocal_bind(struct sock *sk)
 #endif
 }
 
+/* 6.2 gave each netns its own UDP hash table. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define vmak_udp_table(net) ((net)->ipv4.udp_table)
+#else
+#define vmak_udp_table(net) (&udp_table)
+#endif
+
 #endif /* _VMAK_COMPAT_H */

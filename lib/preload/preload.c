@@ -388,7 +388,7 @@ static void sockopt_set(struct vsock *vs, int level, int name, const void *val,
 	}
 }
 
-int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+VMAK_API int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	struct vsock *vs;
 	int rc = vmak_sys_setsockopt(fd, level, name, val, len), err = errno;

@@ -377,6 +377,15 @@ static bool attach_all(struct vsock *vs, const int *idx, int n,
 	return ok || !last;
 }
 
+static bool reuses_addr(struct vsock *vs)
+{
+	socklen_t len = sizeof(int);
+	int on = 0;
+
+	return !vmak_sys_getsockopt(vs->fd, SOL_SOCKET, SO_REUSEADDR, &on,
+				    &len) && on;
+}
+
 /* The peer, IPv4 mapped, for sends without an address. */
 static void set_peer(struct vsock *vs, const struct sockaddr_storage *p)
 {
@@ -428,6 +437,14 @@ void vsock_offload(struct vsock *vs)
 	}
 	if (sa_multicast((struct sockaddr *)&local))
 		goto out;	/* bound to a group: its join adds the rule */
+	if (reuses_addr(vs)) {
+		/* The module takes no unicast rule of a port others may
+		 * share; the groups it joins are offloaded.
+		 */
+		vlog(VLOG_DETAILS, "fd %d: SO_REUSEADDR: unicast stays on the kernel socket",
+		     vs->fd);
+		goto out;
+	}
 	n = targets(vs, (struct sockaddr *)&local, idx, VSOCK_MAX_ATT);
 	if (!n)
 		vlog_once(VLOG_WARNING, "a UDP socket stays on the kernel: no device the module can hook serves its address (Ethernet-type, up, not loopback)");

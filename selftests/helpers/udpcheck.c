@@ -7,10 +7,12 @@
  *   udpcheck send ADDR PORT N            N datagrams, sequence-numbered;
  *                                        every 50th is 3000 bytes (IP
  *                                        fragments: the kernel socket's)
- *   udpcheck recv ADDR PORT N MODE       bind ADDR:PORT, receive N with
+ *   udpcheck recv ADDR PORT N MODE [DEV] bind ADDR:PORT, receive N with
  *                                        MODE: recvfrom recvmsg recvmmsg
  *                                        read poll select epoll epoll-et
- *                                        peek
+ *                                        peek; an IPv4 group ADDR is joined
+ *                                        on DEV with SO_REUSEADDR, as feed
+ *                                        handlers do
  *
  * The receiver checks every datagram's length and sequence (each exactly
  * once) and, with recvmsg, the IP_PKTINFO destination; it prints one line
@@ -19,6 +21,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdint.h>
@@ -85,7 +88,7 @@ static int do_send(const char *addr, int port, uint32_t n)
 }
 
 struct rx {
-	uint32_t n, got, dups, bad_len, bad_data, trunc;
+	uint32_t n, got, dups, bad_len, bad_data, trunc, with_pktinfo;
 	uint8_t *seen;
 	char src[64];
 	char pktinfo[64];
@@ -134,6 +137,8 @@ static void note_pktinfo(struct rx *r, struct msghdr *m)
 	struct cmsghdr *c;
 	char a[INET6_ADDRSTRLEN];
 
+	if (CMSG_FIRSTHDR(m))
+		r->with_pktinfo++;	/* the only control message asked for */
 	for (c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO) {
 			struct in_pktinfo pi;
@@ -177,7 +182,8 @@ static int wait_ready(int fd, const char *mode, int ep)
 	return 1;
 }
 
-static int do_recv(const char *addr, int port, uint32_t n, const char *mode)
+static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
+		   const char *dev)
 {
 	struct sockaddr_storage ss, from;
 	struct rx r = { .n = n };
@@ -190,9 +196,23 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode)
 	ssize_t got;
 
 	r.seen = calloc(n, 1);
+	if (af == AF_INET &&
+	    IN_MULTICAST(ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr)))
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&ss, len)) {
 		perror("socket/bind");
 		return 2;
+	}
+	if (dev) {
+		struct ip_mreqn mr = {
+			.imr_multiaddr = ((struct sockaddr_in *)&ss)->sin_addr,
+			.imr_ifindex = (int)if_nametoindex(dev),
+		};
+
+		if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr))) {
+			perror("IP_ADD_MEMBERSHIP");
+			return 2;
+		}
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, af == AF_INET ? IPPROTO_IP : IPPROTO_IPV6,
@@ -291,7 +311,7 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode)
 	if (r.src[0])
 		printf("source %s\n", r.src);
 	if (r.pktinfo[0])
-		printf("pktinfo %s\n", r.pktinfo);
+		printf("pktinfo %s, on %u datagrams\n", r.pktinfo, r.with_pktinfo);
 	return r.got == n && !r.dups && !r.bad_len && !r.bad_data ? 0 : 1;
 }
 
@@ -301,7 +321,7 @@ int main(int argc, char **argv)
 		return do_send(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]));
 	if (argc >= 6 && !strcmp(argv[1], "recv"))
 		return do_recv(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]),
-			       argv[5]);
-	fprintf(stderr, "usage: udpcheck send ADDR PORT N | recv ADDR PORT N MODE\n");
+			       argv[5], argc > 6 ? argv[6] : NULL);
+	fprintf(stderr, "usage: udpcheck send ADDR PORT N | recv ADDR PORT N MODE [DEV]\n");
 	return 2;
 }

@@ -94,7 +94,8 @@
  * EINVAL before bind, ENETDOWN after the device left, EBADF or ENOTSOCK
  * for the fd, EINVAL for a socket that is not bound UDP, EPERM for one of
  * another netns, for raw rules without CAP_NET_RAW, and (unprivileged)
- * for SO_REUSEADDR, IP_FREEBIND/IP_TRANSPARENT sockets and sockets bound
+ * for SO_REUSEADDR sockets (their group rules excepted, see
+ * VMAK_RULE_SOCKET), IP_FREEBIND/IP_TRANSPARENT sockets and sockets bound
  * to another device; EADDRNOTAVAIL for an address the host does not have
  * or a group not joined on the ring's device; EEXIST for a cookie or key
  * the socket already has; ENOSPC past the module's max_rules (default
@@ -266,6 +267,13 @@ struct sockaddr_vmak {
  * VMAK_RULE_RAW: the key is given: dst address and port (address all-zero
  * for any), and optionally src address and port. Needs CAP_NET_RAW in the
  * user namespace of the socket's netns.
+ *
+ * A group rule of a SO_REUSEADDR socket (feed handlers share a group and
+ * port so) is allowed without privilege, and takes a packet only while
+ * every socket the stack would give it to (same netns and port, bound to
+ * the group or the wildcard) has a live rule on this device: then each of
+ * their rings gets a copy. Otherwise the packet goes to the stack alone,
+ * so no socket loses it and none gets it twice.
  *
  * Cookies are per socket: adding a second rule with the same cookie or the
  * same key fails with EEXIST.
