@@ -4,7 +4,7 @@
 # once per run when something is missing.
 set -euo pipefail
 
-pkgs=(python3-yaml python3-jsonschema python3-sphinx make gcc libc6-dev pkg-config kmod dwarves iputils-ping ethtool cpio xz-utils zstd iproute2
+pkgs=(python3-yaml python3-jsonschema python3-sphinx make gcc libc6-dev pkg-config kmod dwarves iputils-ping ethtool cpio xz-utils zstd iproute2 sockperf iperf3
       libmnl-dev busybox-static qemu-system-x86 qemu-utils
       linux-source-6.1)
 case ${1:-} in

@@ -441,8 +441,7 @@ void vsock_offload(struct vsock *vs)
 		/* The module takes no unicast rule of a port others may
 		 * share; the groups it joins are offloaded.
 		 */
-		vlog(VLOG_DETAILS, "fd %d: SO_REUSEADDR: unicast stays on the kernel socket",
-		     vs->fd);
+		vlog_once(VLOG_WARNING, "a UDP socket with SO_REUSEADDR keeps its unicast traffic on the kernel socket: the module steers only ports no other user can share (groups it joins are offloaded; later such sockets are not logged)");
 		goto out;
 	}
 	n = targets(vs, (struct sockaddr *)&local, idx, VSOCK_MAX_ATT);
