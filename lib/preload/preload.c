@@ -32,7 +32,10 @@ int fcntl64(int fd, int cmd, ...);
 /* Resolve the C library's calls while the process is still one thread. */
 __attribute__((constructor)) static void preload_init(void)
 {
+	int err = errno;
+
 	vmak_sys_close(-1);
+	errno = err;	/* the program sees no trace of it */
 }
 
 VMAK_API int socket(int domain, int type, int protocol)
@@ -104,7 +107,7 @@ VMAK_API int close(int fd)
 {
 	void *obj;
 	enum vfd_kind k;
-	int rc;
+	int rc, err;
 
 	if (!ACTIVE())
 		return vmak_sys_close(fd);
@@ -112,10 +115,12 @@ VMAK_API int close(int fd)
 		return -1;
 	k = vfd_clear(fd, &obj);
 	rc = vmak_sys_close(fd);
+	err = errno;
 	if (k == VFD_SOCK)
 		vsock_fd_closed(obj);
 	else if (k == VFD_EPOLL)
 		vepoll_release(obj);
+	errno = err;	/* close()'s own, not our cleanup's */
 	return rc;
 }
 
