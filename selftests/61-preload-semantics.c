@@ -6,8 +6,8 @@
  * linked with -lvmak. Receivers are user nobody in netns pb; a sender
  * child (root, netns pa) sends across veth, so datagrams come through the
  * rings. Threads on one socket and sockets on one ring, readiness with
- * every epoll mode, shutdown waking a blocked receiver, fork, exec and the
- * library's own fds.
+ * every epoll mode, shutdown waking a blocked receiver, fork, daemon(),
+ * exec and the library's own fds.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -474,6 +474,46 @@ TEST_F(pre, fork_parent_keeps_its_rings_child_gets_its_own)
 	send_n(self->cmd, self->done, 30022, 5, 24);
 	usleep(100000);
 	EXPECT_EQ(5, drain(fd));
+	close(fd);
+}
+
+TEST_F(pre, daemon_child_offloads_its_own_socket)
+{
+	int fd = udp_bound(30026), st, p[2];
+	char res = 0;
+	pid_t pid;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		/* daemon() forks again: the library's fork handling, twice */
+		struct timeval tv = { 3, 0 };
+		char buf[64], ok;
+		int mine;
+
+		if (daemon(1, 1))
+			_exit(3);
+		mine = udp_bound(30027);
+		setsockopt(mine, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		if (write(p[1], "r", 1) != 1)
+			_exit(4);
+		ok = recv(mine, buf, sizeof(buf), 0) == 32 ? 'y' : 'n';
+		if (write(p[1], &ok, 1) != 1)
+			_exit(5);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));	/* daemon()'s parent */
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	ASSERT_EQ(1, read(p[0], &res, 1));	/* the daemon is ready */
+	send_n(self->cmd, self->done, 30027, 1, 32);
+	ASSERT_EQ(1, read(p[0], &res, 1));
+	EXPECT_EQ('y', res);
+	/* and the first process's socket is untouched */
+	send_n(self->cmd, self->done, 30026, 2, 32);
+	usleep(100000);
+	EXPECT_EQ(2, drain(fd));
 	close(fd);
 }
 
