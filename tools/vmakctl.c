@@ -511,7 +511,7 @@ static int sockets_of(const char *path, int pid, bool *first)
 	uint32_t i;
 	FILE *f;
 
-	if (kill(pid, 0) && errno == ESRCH)
+	if (vmak_sockstats_stale(pid))
 		return 0;
 	f = fopen(path, "re");
 	if (!f)
@@ -534,7 +534,6 @@ static int sockets_of(const char *path, int pid, bool *first)
 
 static int cmd_sockets(int argc, char **argv)
 {
-	size_t plen = strlen(VMAK_SOCKSTATS_PREFIX);
 	char path[PATH_MAX];
 	bool first = true;
 	struct dirent *de;
@@ -555,10 +554,8 @@ static int cmd_sockets(int argc, char **argv)
 	if (json)
 		putchar('[');
 	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, VMAK_SOCKSTATS_PREFIX, plen))
-			continue;
-		pid = atoi(de->d_name + plen);
-		if (pid <= 0 || (want && pid != want))
+		pid = vmak_sockstats_pid(de->d_name);
+		if (!pid || (want && pid != want))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", VMAK_SOCKSTATS_DIR,
 			 de->d_name);

@@ -653,17 +653,13 @@ VMAK_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t,
 
 static bool sets_offloaded(int n, fd_set *r)
 {
-	struct vsock *vs;
 	int i;
 
 	if (!r || n > FD_SETSIZE)
 		return false;
 	for (i = 0; i < n; i++)
-		if (FD_ISSET(i, r) && vfd_kind(i) == VFD_SOCK &&
-		    (vs = vfd_sock(i))) {
-			vsock_release(vs);
-			return true;
-		}
+		if (FD_ISSET(i, r) && vfd_kind(i) == VFD_SOCK)
+			return true;	/* vpoll() takes its references */
 	return false;
 }
 

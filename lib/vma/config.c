@@ -15,8 +15,6 @@
 
 struct vconf vconf VMAK_HIDDEN;
 
-void vlog_open(const char *path) VMAK_HIDDEN;
-
 static void vconf_defaults(struct vconf *c)
 {
 	memset(c, 0, sizeof(*c));

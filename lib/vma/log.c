@@ -19,8 +19,6 @@ static const char *const names[] = {
 	"FINER",
 };
 
-/* Open VMA_LOG_FILE (once, from vconf_load); "%d" in it becomes the pid. */
-void vlog_open(const char *path) VMAK_HIDDEN;
 void vlog_open(const char *path)
 {
 	char buf[300];

@@ -291,11 +291,6 @@ static struct vepoll *vepoll_get(int epfd)
 	return ep;
 }
 
-int vepoll_create(int epfd)
-{
-	return vepoll_get(epfd) ? 0 : -1;
-}
-
 static struct vtag *tag_find(struct vepoll *ep, uint64_t v)
 {
 	struct vmember *m;

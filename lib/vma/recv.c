@@ -27,10 +27,9 @@ struct frame {
 	bool v6;
 };
 
-static void frame_parse(struct vring *r, const struct vdgram *d,
-			struct frame *f)
+static void frame_parse(const struct vdgram *d, struct frame *f)
 {
-	const uint8_t *base = vring_umem(r, d->addr);
+	const uint8_t *base = vring_chunk(d->addr);
 	const struct udphdr *uh;
 	uint32_t avail = d->len - d->payload_off, ulen;
 
@@ -197,7 +196,7 @@ static ssize_t ring_take(struct vsock *vs, struct msghdr *msg, int flags)
 			pthread_mutex_unlock(&r->lock);
 			continue;
 		}
-		frame_parse(r, d, &f);
+		frame_parse(d, &f);
 		msg->msg_flags = 0;
 		copied = copy_out(msg, f.payload, f.plen);
 		if (copied < f.plen)
@@ -427,7 +426,7 @@ int vsock_fionread(struct vsock *vs, int *out)
 			vring_drain_locked(a->ring);
 		d = vq_peek(a);
 		if (d) {
-			frame_parse(a->ring, d, &f);
+			frame_parse(d, &f);
 			*out = (int)f.plen;
 			found = 1;
 		}

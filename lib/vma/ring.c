@@ -147,12 +147,6 @@ static void tab_remove(struct vring *r, struct vatt *a)
 
 /* ---- chunks ---- */
 
-void *vring_umem(struct vring *r, uint64_t addr)
-{
-	(void)r;
-	return (char *)umem.base + addr;
-}
-
 void *vring_chunk(uint64_t addr)
 {
 	return (char *)umem.base + addr;

@@ -59,27 +59,13 @@ uint16_t vcsum_fold(uint32_t sum)
 static bool dst_of(const struct vsock *vs, const struct msghdr *msg,
 		   struct sockaddr_in6 *d)
 {
-	memset(d, 0, sizeof(*d));
-	d->sin6_family = AF_INET6;
-	if (!msg->msg_name)
+	const struct sockaddr *sa = msg->msg_name;
+
+	/* of the socket's own family; no scoped (link-local) IPv6 */
+	if (!vsa_mapped(sa, msg->msg_namelen, d) || sa->sa_family != vs->family ||
+	    (sa->sa_family == AF_INET6 &&
+	     ((const struct sockaddr_in6 *)sa)->sin6_scope_id))
 		return false;
-	if (vs->family == AF_INET) {
-		const struct sockaddr_in *in = msg->msg_name;
-
-		if (msg->msg_namelen < sizeof(*in) || in->sin_family != AF_INET)
-			return false;
-		d->sin6_addr.s6_addr[10] = d->sin6_addr.s6_addr[11] = 0xff;
-		memcpy(&d->sin6_addr.s6_addr[12], &in->sin_addr, 4);
-		d->sin6_port = in->sin_port;
-	} else {
-		const struct sockaddr_in6 *in6 = msg->msg_name;
-
-		if (msg->msg_namelen < sizeof(*in6) ||
-		    in6->sin6_family != AF_INET6 || in6->sin6_scope_id)
-			return false;
-		d->sin6_addr = in6->sin6_addr;
-		d->sin6_port = in6->sin6_port;
-	}
 	return d->sin6_port != 0;
 }
 

@@ -387,25 +387,34 @@ static bool reuses_addr(struct vsock *vs)
 }
 
 /* The peer, IPv4 mapped, for sends without an address. */
+bool vsa_mapped(const struct sockaddr *sa, socklen_t len,
+		struct sockaddr_in6 *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->sin6_family = AF_INET6;
+	if (sa && sa->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = (const void *)sa;
+
+		out->sin6_addr.s6_addr[10] = 0xff;
+		out->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&out->sin6_addr.s6_addr[12], &in->sin_addr, 4);
+		out->sin6_port = in->sin_port;
+		return true;
+	}
+	if (sa && sa->sa_family == AF_INET6 &&
+	    len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = (const void *)sa;
+
+		out->sin6_addr = in6->sin6_addr;
+		out->sin6_port = in6->sin6_port;
+		return true;
+	}
+	return false;
+}
+
 static void set_peer(struct vsock *vs, const struct sockaddr_storage *p)
 {
-	memset(&vs->peer, 0, sizeof(vs->peer));
-	vs->peer.sin6_family = AF_INET6;
-	if (!p)
-		return;
-	if (p->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)p;
-
-		vs->peer.sin6_addr.s6_addr[10] = 0xff;
-		vs->peer.sin6_addr.s6_addr[11] = 0xff;
-		memcpy(&vs->peer.sin6_addr.s6_addr[12], &in->sin_addr, 4);
-		vs->peer.sin6_port = in->sin_port;
-	} else {
-		const struct sockaddr_in6 *in6 = (const void *)p;
-
-		vs->peer.sin6_addr = in6->sin6_addr;
-		vs->peer.sin6_port = in6->sin6_port;
-	}
+	vsa_mapped((const struct sockaddr *)p, sizeof(*p), &vs->peer);
 }
 
 void vsock_offload(struct vsock *vs)

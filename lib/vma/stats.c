@@ -33,7 +33,6 @@ static struct {
 /* Files left by this user's processes that died without their exit. */
 static void remove_stale(void)
 {
-	size_t plen = strlen(VMAK_SOCKSTATS_PREFIX);
 	char path[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
@@ -43,12 +42,10 @@ static void remove_stale(void)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, VMAK_SOCKSTATS_PREFIX, plen))
-			continue;
-		pid = atoi(de->d_name + plen);
+		pid = vmak_sockstats_pid(de->d_name);
 		snprintf(path, sizeof(path), "%s/%s", VMAK_SOCKSTATS_DIR,
 			 de->d_name);
-		if (pid > 0 && kill(pid, 0) && errno == ESRCH &&
+		if (pid && vmak_sockstats_stale(pid) &&
 		    !lstat(path, &st) && st.st_uid == geteuid())
 			unlink(path);
 	}

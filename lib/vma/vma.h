@@ -46,6 +46,8 @@ enum vlog_level {
 };
 
 extern int vlog_level VMAK_HIDDEN;
+/* Log to VMA_LOG_FILE (once, from vconf_load); "%d" in it is the pid. */
+void vlog_open(const char *path) VMAK_HIDDEN;
 void vlog(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3))) VMAK_HIDDEN;
 /* Once per process for each distinct reason (a static flag at the site). */
@@ -206,7 +208,6 @@ int vring_att_add(struct vring *r, struct vatt *a) VMAK_HIDDEN;
 /* Remove and recycle its queue (r->lock held). */
 void vring_att_del_locked(struct vring *r, struct vatt *a) VMAK_HIDDEN;
 bool vring_pending(struct vring *r) VMAK_HIDDEN;
-void *vring_umem(struct vring *r, uint64_t addr) VMAK_HIDDEN;
 /* After fork(), in the child: forget every ring (the parent keeps them). */
 void vring_forget_all(void) VMAK_HIDDEN;
 /* Why the last vring_get() failed, when errno alone does not say. */
@@ -278,6 +279,12 @@ void vsock_detach_all(struct vsock *vs) VMAK_HIDDEN;
 /* Join or leave a group: add/remove the group's rule. */
 void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
 		 int ifindex) VMAK_HIDDEN;
+/*
+ * sa (len bytes) as an IPv6 address, IPv4 mapped, with its port; false
+ * (and *out zeroed) for anything but AF_INET/AF_INET6 long enough.
+ */
+bool vsa_mapped(const struct sockaddr *sa, socklen_t len,
+		struct sockaddr_in6 *out) VMAK_HIDDEN;
 /* A socket option the rings cannot honour: back to the kernel socket. */
 void vsock_to_os(struct vsock *vs, const char *why) VMAK_HIDDEN;
 void vsock_signal_locked(struct vsock *vs) VMAK_HIDDEN;
@@ -347,7 +354,6 @@ int vpoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 	  const sigset_t *mask) VMAK_HIDDEN;
 int vselect(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timespec *ts,
 	    const sigset_t *mask, bool update) VMAK_HIDDEN;
-int vepoll_create(int epfd) VMAK_HIDDEN;
 int vepoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) VMAK_HIDDEN;
 int vepoll_wait(struct vepoll *ep, struct epoll_event *ev, int max,
 		int timeout_ms, const sigset_t *mask) VMAK_HIDDEN;

@@ -9,7 +9,11 @@
 #ifndef _VMAK_SOCKSTATS_H
 #define _VMAK_SOCKSTATS_H
 
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define VMAK_SOCKSTATS_DIR	"/dev/shm"
 #define VMAK_SOCKSTATS_PREFIX	"vmak-sockets."
@@ -49,5 +53,23 @@ struct vmak_sockstat {
 	uint8_t peer_addr[16];
 	struct vmak_sockstat_counters c;
 };
+
+/* The pid a file name in VMAK_SOCKSTATS_DIR is for; 0 if not such a file. */
+static inline int vmak_sockstats_pid(const char *name)
+{
+	size_t n = strlen(VMAK_SOCKSTATS_PREFIX);
+	int pid;
+
+	if (strncmp(name, VMAK_SOCKSTATS_PREFIX, n))
+		return 0;
+	pid = atoi(name + n);
+	return pid > 0 ? pid : 0;
+}
+
+/* The file of a process that is gone (died before removing it). */
+static inline int vmak_sockstats_stale(int pid)
+{
+	return kill(pid, 0) && errno == ESRCH;
+}
 
 #endif /* _VMAK_SOCKSTATS_H */
