@@ -499,7 +499,7 @@ static bool vmak_rx_for_host(struct vmak_rule_obj *r, int key,
 static enum vmak_outcome vmak_rx_deliver(struct vmak_rule_obj *r, int key,
 					 struct sk_buff *skb,
 					 const struct vmak_pkt *p,
-					 u32 *hash, u64 *now)
+					 u32 *hash, u64 *now, bool shared)
 {
 	struct vmak_sock *vs = r->vs;
 	enum vmak_outcome out;
@@ -539,7 +539,12 @@ static enum vmak_outcome vmak_rx_deliver(struct vmak_rule_obj *r, int key,
 		out = VMAK_COPIED;
 		wake = vmak_rx_moderate(vs, vs->stats.rx_packets - posted);
 	} else if (vs->bind_flags & VMAK_BIND_PASS_ON_DROP) {
-		vs->stats.rx_passed++;
+		/*
+		 * In a shared group the stack gets it only if no ring took
+		 * it (vmak_hook()); the copy's failure is counted already.
+		 */
+		if (!shared)
+			vs->stats.rx_passed++;
 		out = VMAK_PASSED;
 	} else {
 		out = VMAK_REFUSED;
@@ -579,17 +584,39 @@ static bool vmak_mc_receiver(const struct sock *usk, const struct net *net,
 #endif
 }
 
+/* Could vs's ring take a datagram now? A look, not a promise. */
+static bool vmak_rx_room(struct vmak_sock *vs)
+{
+	bool room;
+
+	spin_lock(&vs->rx_lock);
+	room = vmak_q_free(vs->rx) && vmak_q_peek(vs->fq);
+	if (!room)
+		vs->stats.rx_passed++;
+	spin_unlock(&vs->rx_lock);
+	return room;
+}
+
+enum vmak_share {
+	VMAK_SHARE_STACK,	/* the stack alone delivers it */
+	VMAK_SHARE_RINGS,	/* every receiver's ring takes its copy */
+};
+
 /*
  * Shared group rules (SO_REUSEADDR sockets of unprivileged owners) take a
  * packet only if every socket the stack would deliver it to has a live
  * rule in this flow: then each gets its copy through its ring and none
  * loses it. Otherwise (a socket without a rule, another user's plain
  * socket say) the packet goes to the stack alone, so that no socket gets
- * it twice. Like the stack's own multicast delivery, this walks the
- * port's hash slot under its lock.
+ * it twice. The same when a ring that passes what it cannot take
+ * (VMAK_BIND_PASS_ON_DROP) is full: its socket then gets the packet from
+ * the stack, and so do the others, rather than it losing what they
+ * took. Like the stack's own multicast delivery, this walks the port's
+ * hash slot under its lock.
  */
-static bool vmak_rx_shared(struct vmak_flow *flow, struct sk_buff *skb,
-			   const struct vmak_pkt *p)
+static enum vmak_share vmak_rx_shared(struct vmak_flow *flow,
+				      struct sk_buff *skb,
+				      const struct vmak_pkt *p)
 {
 	struct net *net = dev_net(skb->dev);
 	u16 port = ntohs(p->key.dport);
@@ -614,7 +641,17 @@ static bool vmak_rx_shared(struct vmak_flow *flow, struct sk_buff *skb,
 		}
 	}
 	spin_unlock(&hslot->lock);
-	return ok;
+	if (!ok)
+		return VMAK_SHARE_STACK;
+	list_for_each_entry_rcu(ent, &flow->rules, flow_node) {
+		struct vmak_sock *vs = ent->rule->vs;
+
+		if (ent->rule->shared && vs->rx &&
+		    (vs->bind_flags & VMAK_BIND_PASS_ON_DROP) &&
+		    vmak_rule_live(ent->rule) && !vmak_rx_room(vs))
+			ok = false;
+	}
+	return ok ? VMAK_SHARE_RINGS : VMAK_SHARE_STACK;
 }
 
 /*
@@ -638,7 +675,7 @@ unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 		struct vmak_rule_ent *ent;
 		struct vmak_flow *flow;
 
-		int shared = -1;	/* vmak_rx_shared(), once, if asked */
+		int shared = -1;	/* enum vmak_share, once, if asked */
 
 		flow = vmak_flow_lookup(&vdev->ft, &p.key, kind);
 		if (!flow)
@@ -647,11 +684,12 @@ unsigned int vmak_hook(void *priv, struct sk_buff *skb,
 			if (ent->rule->shared) {
 				if (shared < 0)
 					shared = vmak_rx_shared(flow, skb, &p);
-				if (!shared)
+				if (shared == VMAK_SHARE_STACK)
 					continue;
 			}
 			switch (vmak_rx_deliver(ent->rule, ent - ent->rule->ent,
-						skb, &p, &hash, &now)) {
+						skb, &p, &hash, &now,
+						ent->rule->shared)) {
 			case VMAK_SKIPPED:
 				break;
 			case VMAK_COPIED:
