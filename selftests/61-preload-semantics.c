@@ -6,8 +6,9 @@
  * linked with -lvmak. Receivers are user nobody in netns pb; a sender
  * child (root, netns pa) sends across veth, so datagrams come through the
  * rings. Threads on one socket and sockets on one ring, readiness with
- * every epoll mode, shutdown waking a blocked receiver, fork, daemon(),
- * exec and the library's own fds.
+ * every epoll mode (EPOLLEXCLUSIVE too), shutdown waking a blocked
+ * receiver and close not waking it, dups, fork, daemon(), exec and the
+ * library's own fds.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -418,6 +419,108 @@ TEST_F(pre, shutdown_wakes_a_blocked_receiver)
 	EXPECT_EQ(ENOTCONN, errno);
 	pthread_join(t, &rc);
 	EXPECT_EQ(0, (intptr_t)rc);
+	close(fd);
+}
+
+/*
+ * close() does not wake a receive blocked in another thread: the socket
+ * lives while the call does, and what arrives meanwhile is its (the
+ * kernel's semantics). The port is free once the call returned.
+ */
+TEST_F(pre, close_while_another_thread_is_blocked)
+{
+	struct timeval tv = { 5, 0 };
+	int fd = udp_bound(30022), again;
+	pthread_t t;
+	void *rc;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	pthread_create(&t, NULL, blocked_recv, &fd);
+	usleep(200000);
+	ASSERT_EQ(0, close(fd));
+	usleep(200000);
+	EXPECT_EQ(EBUSY, pthread_tryjoin_np(t, &rc));
+	send_n(self->cmd, self->done, 30022, 1, 24);
+	pthread_join(t, &rc);
+	EXPECT_EQ(24, (intptr_t)rc);
+	again = udp_bound(30022);
+	EXPECT_GE(again, 0);
+	close(again);
+}
+
+/* A dup keeps the socket when the fd it was made from closes, even once
+ * that fd number is someone else's.
+ */
+TEST_F(pre, a_dup_outlives_the_fd_it_was_made_from)
+{
+	struct timeval tv = { 2, 0 };
+	int fd = udp_bound(30023), d, p[2], i;
+	char buf[64];
+
+	ASSERT_GE(fd, 0);
+	d = dup(fd);
+	ASSERT_GE(d, 0);
+	ASSERT_EQ(0, close(fd));
+	EXPECT_EQ(-1, recv(d, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, pipe(p));	/* takes the lowest free numbers: fd's */
+	EXPECT_EQ(-1, recv(d, buf, sizeof(buf), MSG_DONTWAIT));
+	EXPECT_EQ(EAGAIN, errno);
+	ASSERT_EQ(0, setsockopt(d, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	send_n(self->cmd, self->done, 30023, 3, 40);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(40, recv(d, buf, sizeof(buf), 0));
+	close(p[0]);
+	close(p[1]);
+	ASSERT_EQ(0, close(d));
+	fd = udp_bound(30023);
+	EXPECT_GE(fd, 0);
+	close(fd);
+}
+
+static void *exclusive_wait(void *arg)
+{
+	struct epoll_event out[2];
+
+	return (void *)(intptr_t)epoll_wait(*(int *)arg, out, 2, 2000);
+}
+
+TEST_F(pre, epollexclusive)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE | EPOLLONESHOT };
+	int fd = udp_bound(30024), ep[2], i, woken = 0;
+	pthread_t t[2];
+	void *rc;
+
+	ASSERT_GE(fd, 0);
+	ep[0] = epoll_create1(0);
+	ep[1] = epoll_create1(0);
+	/* the kernel's rules: not with EPOLLONESHOT, and never modified */
+	EXPECT_EQ(-1, epoll_ctl(ep[0], EPOLL_CTL_ADD, fd, &ev));
+	EXPECT_EQ(EINVAL, errno);
+	ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+	ASSERT_EQ(0, epoll_ctl(ep[0], EPOLL_CTL_ADD, fd, &ev));
+	ASSERT_EQ(0, epoll_ctl(ep[1], EPOLL_CTL_ADD, fd, &ev));
+	EXPECT_EQ(-1, epoll_ctl(ep[0], EPOLL_CTL_MOD, fd, &ev));
+	EXPECT_EQ(EINVAL, errno);
+	ev.events = EPOLLIN;
+	EXPECT_EQ(-1, epoll_ctl(ep[0], EPOLL_CTL_MOD, fd, &ev));
+	EXPECT_EQ(EINVAL, errno);
+	/* a waiter in each set: a datagram wakes one or more */
+	for (i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, exclusive_wait, &ep[i]);
+	usleep(200000);
+	send_n(self->cmd, self->done, 30024, 1, 32);
+	for (i = 0; i < 2; i++) {
+		pthread_join(t[i], &rc);
+		EXPECT_LE((intptr_t)rc, 1);
+		woken += (intptr_t)rc == 1;
+	}
+	EXPECT_GE(woken, 1);
+	EXPECT_EQ(1, drain(fd));
+	close(ep[0]);
+	close(ep[1]);
 	close(fd);
 }
 

@@ -84,6 +84,7 @@ static void forget(int fd)
 
 	switch (vfd_clear(fd, &obj)) {
 	case VFD_SOCK:
+		vsock_fd_closing(obj, fd);
 		vsock_fd_closed(obj);
 		break;
 	case VFD_EPOLL:
@@ -114,6 +115,8 @@ VMAK_API int close(int fd)
 	if (internal(fd))
 		return -1;
 	k = vfd_clear(fd, &obj);
+	if (k == VFD_SOCK)
+		vsock_fd_closing(obj, fd);
 	rc = vmak_sys_close(fd);
 	err = errno;
 	if (k == VFD_SOCK)
@@ -396,7 +399,19 @@ static void sockopt_set(struct vsock *vs, int level, int name, const void *val,
 VMAK_API int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 {
 	struct vsock *vs;
-	int rc = vmak_sys_setsockopt(fd, level, name, val, len), err = errno;
+	int rc, err;
+
+	/* libvma's own option, on the sockets it would offload */
+	if (level == SOL_SOCKET && name == VSO_RING_ALLOC_LOGIC && ACTIVE() &&
+	    (vs = vfd_sock(fd))) {
+		rc = vsock_ring_logic(vs, val, len);
+		err = errno;
+		vsock_release(vs);
+		errno = err;
+		return rc;
+	}
+	rc = vmak_sys_setsockopt(fd, level, name, val, len);
+	err = errno;
 
 	if (!rc && ACTIVE() && (vs = vfd_sock(fd))) {
 		sockopt_set(vs, level, name, val, len);

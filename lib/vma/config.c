@@ -121,20 +121,28 @@ static bool conf_level(const char *name, const char *val, int *out)
 	return true;
 }
 
+bool vring_logic_valid(int64_t v)
+{
+	switch (v) {
+	case VRING_PER_INTERFACE: case VRING_PER_IP: case VRING_PER_SOCKET:
+	case VRING_PER_USER_ID: case VRING_PER_THREAD: case VRING_PER_CORE:
+	case VRING_PER_CORE_ATTACH:
+		return true;
+	}
+	return false;
+}
+
 static bool conf_logic(const char *name, const char *val, int *out)
 {
 	int64_t v = *out;
 
-	if (!vconf_int(name, val, 0, 40, &v))
+	if (!vconf_int(name, val, 0, 31, &v))
 		return false;
-	switch (v) {
-	case VRING_PER_INTERFACE: case VRING_PER_IP: case VRING_PER_SOCKET:
-	case VRING_PER_THREAD: case VRING_PER_CORE:
-	case VRING_PER_CORE_ATTACH: case VRING_PER_USER_ID:
+	if (vring_logic_valid(v)) {
 		*out = (int)v;
 		return true;
 	}
-	vlog(VLOG_WARNING, "%s=\"%s\": expected a ring_logic_t (0, 1, 10, 20, 30, 31 or 40); using %d",
+	vlog(VLOG_WARNING, "%s=\"%s\": expected a ring_logic_t (0, 1, 10, 11, 20, 30 or 31); using %d",
 	     name, val, *out);
 	return false;
 }

@@ -239,7 +239,7 @@ static uint32_t pow2_at_least(uint32_t n)
 	return p;
 }
 
-static struct vring *ring_open(int ifindex, int key)
+static struct vring *ring_open(int ifindex, uint64_t key)
 {
 	struct vmak_ringset_config cfg;
 	struct vring *r;
@@ -347,7 +347,7 @@ static struct vring *ring_open(int ifindex, int key)
 	return r;
 }
 
-struct vring *vring_get(int ifindex, int key)
+struct vring *vring_get(int ifindex, uint64_t key)
 {
 	struct vring *r;
 

@@ -12,6 +12,7 @@
  * device, or every device of the netns the module can hook.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <sched.h>
 #include <stdio.h>
@@ -97,6 +98,7 @@ struct vsock *vsock_new(int fd, int family)
 	pthread_rwlock_init(&vs->lock, NULL);
 	pthread_mutex_init(&vs->txlock, NULL);
 	vs->helper = -1;
+	vs->logic = -1;
 	vs->fd = fd;
 	vs->family = family;
 	vs->refs = 1;		/* the table slot's */
@@ -256,17 +258,79 @@ static int device_of(const struct sockaddr *sa)
 	return idx;
 }
 
-static int logic_key(void)
+/*
+ * The ring a socket's attachment goes to, beside its device: the ring
+ * logic in the top byte (sockets of different logics never share), and
+ * below it what that logic tells rings apart by: nothing (per interface),
+ * the bound address (per IP), the fd, the user id, the thread or the CPU.
+ */
+static uint64_t ring_key(struct vsock *vs)
 {
-	switch (vconf.ring_logic_rx) {
+	int logic = vs->logic >= 0 ? vs->logic : vconf.ring_logic_rx;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	uint64_t v = 0;
+	int alen, i;
+	const uint8_t *a;
+
+	switch (logic) {
+	case VRING_PER_IP:
+		if (getsockname(vs->fd, (struct sockaddr *)&ss, &len))
+			break;
+		a = sa_addr((struct sockaddr *)&ss, &alen);
+		v = 14695981039346656037ULL;	/* FNV-1a of the address */
+		for (i = 0; i < alen; i++)
+			v = (v ^ a[i]) * 1099511628211ULL;
+		break;
+	case VRING_PER_SOCKET:
+		v = (uint64_t)vs->fd;
+		break;
+	case VRING_PER_USER_ID:
+		v = vs->user_id;
+		break;
 	case VRING_PER_THREAD:
-		return (int)syscall(SYS_gettid);
+		v = (uint64_t)syscall(SYS_gettid);
+		break;
 	case VRING_PER_CORE:
 	case VRING_PER_CORE_ATTACH:
-		return sched_getcpu();
+		v = (uint64_t)sched_getcpu();
+		break;
 	default:
-		return 0;
+		break;
 	}
+	return (uint64_t)logic << 56 | (v & ((1ULL << 56) - 1));
+}
+
+int vsock_ring_logic(struct vsock *vs, const void *val, socklen_t len)
+{
+	struct vring_alloc_attr at;
+	int err = 0;
+
+	if (!val || len != sizeof(at))
+		return errno = EINVAL, -1;
+	memcpy(&at, val, sizeof(at));
+	if (!(at.comp_mask & (VRING_MASK_PROFILE_KEY | VRING_MASK_USER_ID |
+			      VRING_MASK_INGRESS | VRING_MASK_EGRESS)) ||
+	    !vring_logic_valid(at.logic))
+		return errno = EINVAL, -1;
+	pthread_rwlock_wrlock(&vs->lock);
+	if (vs->nvatt) {
+		/* libvma moves the socket's rings; we do not yet */
+		err = EBUSY;
+	} else if (((at.comp_mask & VRING_MASK_INGRESS) && at.ingress) ||
+		   ((at.comp_mask & VRING_MASK_EGRESS) && at.egress)) {
+		/* one ring carries both directions of a socket */
+		vs->logic = at.logic;
+		if (at.comp_mask & VRING_MASK_USER_ID)
+			vs->user_id = at.user_id;
+	}
+	pthread_rwlock_unlock(&vs->lock);
+	if (err) {
+		vlog(VLOG_DEBUG, "fd %d: SO_VMA_RING_ALLOC_LOGIC after the socket has rings: set it before bind, connect or a group join",
+		     vs->fd);
+		return errno = err, -1;
+	}
+	return 0;
 }
 
 static const char *rule_error(int err)
@@ -290,12 +354,11 @@ static int attach(struct vsock *vs, int ifindex, const struct sockaddr *group)
 {
 	struct vring *r;
 	struct vatt *a;
-	int key, err;
+	int err;
 
 	if (vs->nvatt == VSOCK_MAX_ATT)
 		return -ENOSPC;
-	key = vconf.ring_logic_rx == VRING_PER_SOCKET ? vs->fd : logic_key();
-	r = vring_get(ifindex, key);
+	r = vring_get(ifindex, ring_key(vs));
 	if (!r)
 		return -errno;
 	a = calloc(1, sizeof(*a));
@@ -417,6 +480,41 @@ static void set_peer(struct vsock *vs, const struct sockaddr_storage *p)
 	vsa_mapped((const struct sockaddr *)p, sizeof(*p), &vs->peer);
 }
 
+/* Add the rules of one joined group (vs->lock held for writing). */
+static void group_attach_locked(struct vsock *vs, const struct sockaddr *group,
+				int ifindex)
+{
+	int idx[VSOCK_MAX_ATT], n;
+
+	if (ifindex) {
+		idx[0] = ifindex;
+		n = 1;
+	} else {
+		n = devices(idx, VSOCK_MAX_ATT);
+	}
+	if (n && !attach_all(vs, idx, n, group))
+		vlog_once(VLOG_WARNING, "a multicast group stays on the kernel socket: %s (the first refused; later ones are not logged)",
+			  rule_error(errno));
+}
+
+/* Rules for groups joined before the socket had a port. */
+static void groups_pending_locked(struct vsock *vs)
+{
+	int i, j, alen;
+
+	for (i = 0; i < vs->ngroups; i++) {
+		const uint8_t *g = sa_addr((struct sockaddr *)&vs->groups[i].addr, &alen);
+		bool have = false;
+
+		for (j = 0; j < vs->nvatt && !have; j++)
+			have = vs->att[j]->group &&
+			       !memcmp(vs->att[j]->group_addr, g, (size_t)alen);
+		if (!have)
+			group_attach_locked(vs, (struct sockaddr *)&vs->groups[i].addr,
+					    vs->groups[i].ifindex);
+	}
+}
+
 void vsock_offload(struct vsock *vs)
 {
 	struct sockaddr_storage local, peer;
@@ -444,6 +542,7 @@ void vsock_offload(struct vsock *vs)
 		vlog(VLOG_DETAILS, "fd %d: VMA_CONFIG_FILE says os", vs->fd);
 		goto out;
 	}
+	groups_pending_locked(vs);
 	if (sa_multicast((struct sockaddr *)&local))
 		goto out;	/* bound to a group: its join adds the rule */
 	if (reuses_addr(vs)) {
@@ -464,16 +563,42 @@ out:
 	pthread_rwlock_unlock(&vs->lock);
 }
 
+static bool bound(struct vsock *vs)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	return !getsockname(vs->fd, (struct sockaddr *)&ss, &len) &&
+	       (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) &&
+	       ((struct sockaddr_in *)&ss)->sin_port;
+}
+
 void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
 		 int ifindex)
 {
-	int idx[VSOCK_MAX_ATT], n, i, j, alen;
+	int i, j, alen, glen;
 	const uint8_t *ga;
 
 	pthread_rwlock_wrlock(&vs->lock);
 	if (vs->os_only)
 		goto out;
 	ga = sa_addr(group, &alen);
+	/* the joins, remembered */
+	for (i = j = 0; i < vs->ngroups; i++) {
+		const uint8_t *g = sa_addr((struct sockaddr *)&vs->groups[i].addr, &glen);
+
+		if (!join && glen == alen && !memcmp(g, ga, (size_t)alen))
+			continue;
+		vs->groups[j++] = vs->groups[i];
+	}
+	vs->ngroups = j;
+	if (join && vs->ngroups < VSOCK_MAX_ATT) {
+		memset(&vs->groups[j].addr, 0, sizeof(vs->groups[j].addr));
+		memcpy(&vs->groups[j].addr, group, group->sa_family == AF_INET ?
+		       sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+		vs->groups[j].ifindex = ifindex;
+		vs->ngroups++;
+	}
 	if (!join) {
 		for (i = j = 0; i < vs->nvatt; i++) {
 			struct vatt *a = vs->att[i];
@@ -486,15 +611,9 @@ void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
 		vs->nvatt = j;
 		goto out;
 	}
-	if (ifindex) {
-		idx[0] = ifindex;
-		n = 1;
-	} else {
-		n = devices(idx, VSOCK_MAX_ATT);
-	}
-	if (n && !attach_all(vs, idx, n, group))
-		vlog_once(VLOG_WARNING, "a multicast group stays on the kernel socket: %s (the first refused; later ones are not logged)",
-			  rule_error(errno));
+	/* joined before bind(): the rule comes with the port */
+	if (bound(vs))
+		group_attach_locked(vs, group, ifindex);
 out:
 	vstats_addresses(vs);
 	pthread_rwlock_unlock(&vs->lock);
@@ -519,6 +638,10 @@ void vsock_release(struct vsock *vs)
 		return;
 	vmak_sys_close(vs->efd);
 	vfd_set_internal(vs->efd, false);
+	if (vs->own_fd) {
+		vmak_sys_close(vs->fd);
+		vfd_set_internal(vs->fd, false);
+	}
 	vstats_slot_put(vs->slot);
 	vsock_send_free(vs);
 	pthread_rwlock_destroy(&vs->lock);
@@ -545,6 +668,34 @@ __attribute__((destructor)) static void sock_exit(void)
 	if (__atomic_load_n(&vmak_active, __ATOMIC_RELAXED) &&
 	    vlog_level >= VLOG_DETAILS)
 		vfd_for_each_sock(vsock_log_stats);
+}
+
+/*
+ * The kernel keeps a socket open while any fd or a call in progress holds
+ * it: a receive blocked in another thread still gets what arrives after
+ * close(), and a dup outlives the fd it was made from. The library calls
+ * the kernel through vs->fd, so when that fd goes while the socket is
+ * still needed, vs->fd becomes a hidden copy of it.
+ */
+void vsock_fd_closing(struct vsock *vs, int fd)
+{
+	int nfds = __atomic_load_n(&vs->nfds, __ATOMIC_ACQUIRE);
+	int calls = __atomic_load_n(&vs->refs, __ATOMIC_ACQUIRE) - nfds -
+		    __atomic_load_n(&vs->nmembers, __ATOMIC_ACQUIRE);
+	int copy;
+
+	/* epoll sets' references do not keep a kernel socket open */
+	if (fd != vs->fd || (nfds == 1 && calls <= 0))
+		return;
+	copy = vfd_hide(vmak_sys_fcntl(fd, F_DUPFD_CLOEXEC, 0));
+	if (copy < 0) {
+		vlog(VLOG_WARNING, "fd %d: no fd left to keep its socket for its other users (%s)",
+		     fd, strerror(errno));
+		return;
+	}
+	vfd_set_internal(copy, true);
+	vs->own_fd = true;
+	__atomic_store_n(&vs->fd, copy, __ATOMIC_RELEASE);
 }
 
 void vsock_fd_closed(struct vsock *vs)

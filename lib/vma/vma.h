@@ -63,11 +63,31 @@ enum vring_logic {		/* ring_logic_t's values */
 	VRING_PER_INTERFACE = 0,
 	VRING_PER_IP = 1,
 	VRING_PER_SOCKET = 10,
+	VRING_PER_USER_ID = 11,
 	VRING_PER_THREAD = 20,
 	VRING_PER_CORE = 30,
 	VRING_PER_CORE_ATTACH = 31,
-	VRING_PER_USER_ID = 40,
 };
+
+/*
+ * libvma's SO_VMA_RING_ALLOC_LOGIC at SOL_SOCKET and its argument, struct
+ * vma_ring_alloc_logic_attr (vma_extra.h): a socket's own ring logic.
+ */
+#define VSO_RING_ALLOC_LOGIC	2810
+#define VRING_MASK_PROFILE_KEY	(1U << 0)
+#define VRING_MASK_USER_ID	(1U << 1)
+#define VRING_MASK_INGRESS	(1U << 2)
+#define VRING_MASK_EGRESS	(1U << 3)
+
+struct vring_alloc_attr {
+	uint32_t comp_mask;
+	int32_t logic;		/* ring_logic_t */
+	uint32_t profile_key;
+	uint32_t user_id;
+	uint32_t ingress:1, egress:1, reserved:30;
+};
+/* A ring_logic_t value we implement. */
+bool vring_logic_valid(int64_t v) VMAK_HIDDEN;
 
 struct vconf {
 	int trace_level;		/* VMA_TRACELEVEL */
@@ -165,7 +185,7 @@ struct vring {
 	pthread_mutex_t lock;
 	struct vmak_ringset rs;
 	int ifindex;
-	int key;		/* ring logic key (thread id, cpu, uid...) */
+	uint64_t key;		/* ring logic and its key (vring_key()) */
 	int refs;		/* attachments + the ring table */
 	uint32_t chunks;	/* chunks this ring owns */
 	/* cookie -> attachment, open addressing */
@@ -194,7 +214,7 @@ struct vatt {
 /* Get (open on first use) the ring for device ifindex under the current
  * ring logic; one reference for the caller. NULL with errno set.
  */
-struct vring *vring_get(int ifindex, int logic) VMAK_HIDDEN;
+struct vring *vring_get(int ifindex, uint64_t key) VMAK_HIDDEN;
 void vring_put(struct vring *r) VMAK_HIDDEN;
 /* Move what the RX ring holds into the attachments' queues. Call with
  * r->lock held. Returns the number of descriptors taken.
@@ -231,7 +251,12 @@ struct vsock {
 				 * path's use of att[]; never held while
 				 * sleeping
 				 */
-	int fd;			/* the first fd; dups share the vsock */
+	int fd;			/* the kernel socket: the first fd, or our
+				 * own copy once that closed (own_fd)
+				 */
+	bool own_fd;		/* fd is ours, closed with the vsock */
+	int logic;		/* SO_VMA_RING_ALLOC_LOGIC's, -1: vconf's */
+	uint32_t user_id;	/* its user id (RING_LOGIC_PER_USER_ID) */
 	int refs;		/* fds in the table + callers in flight */
 	int nfds;		/* fds in the table */
 	int family;		/* AF_INET, AF_INET6 */
@@ -239,6 +264,12 @@ struct vsock {
 	int efd_armed;		/* written, not yet read */
 	int nvatt;
 	struct vatt *att[VSOCK_MAX_ATT];
+	/* groups joined, so that a join before bind() gets its rule at bind */
+	int ngroups;
+	struct vgroup {
+		struct sockaddr_storage addr;
+		int ifindex;
+	} groups[VSOCK_MAX_ATT];
 	uint32_t next_att;	/* round robin over attachments */
 	bool tried;		/* offload attempted for the current binding */
 	bool os_only;		/* never offload again (an option we lack) */
@@ -285,11 +316,20 @@ void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
  */
 bool vsa_mapped(const struct sockaddr *sa, socklen_t len,
 		struct sockaddr_in6 *out) VMAK_HIDDEN;
+/* setsockopt(SO_VMA_RING_ALLOC_LOGIC): 0, or -1 with errno. */
+int vsock_ring_logic(struct vsock *vs, const void *val, socklen_t len)
+	VMAK_HIDDEN;
 /* A socket option the rings cannot honour: back to the kernel socket. */
 void vsock_to_os(struct vsock *vs, const char *why) VMAK_HIDDEN;
 void vsock_signal_locked(struct vsock *vs) VMAK_HIDDEN;
 /* Drop a reference (vfd_sock()'s, or a table slot's). */
 void vsock_release(struct vsock *vs) VMAK_HIDDEN;
+/*
+ * fd, one of vs's, is about to close (still open): if it is the one vs
+ * uses while other fds or a caller in flight still need the socket, vs
+ * moves to a private copy of it.
+ */
+void vsock_fd_closing(struct vsock *vs, int fd) VMAK_HIDDEN;
 /* A table slot of vs was cleared (close, dup2 over it). */
 void vsock_fd_closed(struct vsock *vs) VMAK_HIDDEN;
 /* One DETAILS line with the socket's counters. */

@@ -7,12 +7,14 @@
  *   udpcheck send ADDR PORT N            N datagrams, sequence-numbered;
  *                                        every 50th is 3000 bytes (IP
  *                                        fragments: the kernel socket's)
- *   udpcheck recv ADDR PORT N MODE [DEV] bind ADDR:PORT, receive N with
+ *   udpcheck recv ADDR PORT N MODE [DEV [MS]]
+ *                                        bind ADDR:PORT, receive N with
  *                                        MODE: recvfrom recvmsg recvmmsg
  *                                        read poll select epoll epoll-et
  *                                        peek; an IPv4 group ADDR is joined
  *                                        on DEV with SO_REUSEADDR, as feed
- *                                        handlers do
+ *                                        handlers do; a slow reader sleeps
+ *                                        MS milliseconds before reading
  *
  * The receiver checks every datagram's length and sequence (each exactly
  * once) and, with recvmsg, the IP_PKTINFO destination; it prints one line
@@ -183,7 +185,7 @@ static int wait_ready(int fd, const char *mode, int ep)
 }
 
 static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
-		   const char *dev)
+		   const char *dev, int delay_ms)
 {
 	struct sockaddr_storage ss, from;
 	struct rx r = { .n = n };
@@ -234,6 +236,8 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	printf("ready\n");
 	fflush(stdout);
+	if (delay_ms > 0)
+		usleep((useconds_t)delay_ms * 1000);
 	while (r.got < n) {
 		if (!wait_ready(fd, mode, ep))
 			break;
@@ -321,7 +325,8 @@ int main(int argc, char **argv)
 		return do_send(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]));
 	if (argc >= 6 && !strcmp(argv[1], "recv"))
 		return do_recv(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]),
-			       argv[5], argc > 6 ? argv[6] : NULL);
+			       argv[5], argc > 6 && *argv[6] ? argv[6] : NULL,
+			       argc > 7 ? atoi(argv[7]) : 0);
 	fprintf(stderr, "usage: udpcheck send ADDR PORT N | recv ADDR PORT N MODE [DEV]\n");
 	return 2;
 }

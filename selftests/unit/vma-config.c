@@ -113,6 +113,14 @@ TEST(values_parsed)
 	EXPECT_EQ(VLOG_DETAILS, vconf.trace_level);
 	free(log);
 	clear_env();
+	/* every ring_logic_t of vma_extra.h, by its value there */
+	setenv("VMA_RING_ALLOCATION_LOGIC_RX", "11", 1);
+	log = capture(load, NULL);
+	EXPECT_STREQ("", log);
+	EXPECT_EQ(VRING_PER_USER_ID, vconf.ring_logic_rx);
+	EXPECT_EQ(11, VRING_PER_USER_ID);
+	free(log);
+	clear_env();
 }
 
 TEST(vmak_name_wins_over_vma_name)
@@ -152,6 +160,7 @@ static const struct bad bads[] = {
 	{ "VMA_RX_POLL", "12x", "VMA_RX_POLL=\"12x\": expected an integer" },
 	{ "VMA_RX_POLL", "-2", "VMA_RX_POLL=\"-2\": expected an integer in [-1, " },
 	{ "VMA_RING_ALLOCATION_LOGIC_RX", "5", "VMA_RING_ALLOCATION_LOGIC_RX=\"5\": expected a ring_logic_t" },
+	{ "VMA_RING_ALLOCATION_LOGIC_RX", "40", "VMA_RING_ALLOCATION_LOGIC_RX=\"40\": expected an integer in [0, 31]" },
 	{ "VMA_OFFLOADED_SOCKETS", "maybe", "VMA_OFFLOADED_SOCKETS=\"maybe\": expected 0 or 1" },
 	{ "VMAK_UMEM_SIZE", "10Q", "VMAK_UMEM_SIZE=\"10Q\": expected a size" },
 	{ "VMAK_UMEM_SIZE", "-4M", "VMAK_UMEM_SIZE=\"-4M\": expected a size" },
