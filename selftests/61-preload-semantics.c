@@ -479,6 +479,37 @@ TEST_F(pre, a_dup_outlives_the_fd_it_was_made_from)
 	close(fd);
 }
 
+/*
+ * A receive blocked, and an epoll set joined, before the socket has a port
+ * (as a client's socket, until its first send) see what the ring the
+ * socket gets when it is bound takes.
+ */
+TEST_F(pre, sleepers_from_before_the_socket_had_rings)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(30025) };
+	struct epoll_event ev = { .events = EPOLLIN }, out[2];
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), ep = epoll_create1(0);
+	struct timeval tv = { 5, 0 };
+	pthread_t t;
+	void *rc;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	pthread_create(&t, NULL, blocked_recv, &fd);
+	usleep(200000);
+	inet_pton(AF_INET, ADDR_B, &a.sin_addr);
+	ASSERT_EQ(0, bind(fd, (void *)&a, sizeof(a)));
+	send_n(self->cmd, self->done, 30025, 1, 28);
+	pthread_join(t, &rc);
+	EXPECT_EQ(28, (intptr_t)rc);
+	send_n(self->cmd, self->done, 30025, 1, 28);
+	EXPECT_EQ(1, epoll_wait(ep, out, 2, 3000));
+	EXPECT_EQ(1, drain(fd));
+	close(ep);
+	close(fd);
+}
+
 static void *exclusive_wait(void *arg)
 {
 	struct epoll_event out[2];

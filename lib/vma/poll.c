@@ -251,6 +251,10 @@ struct vmember {
 	epoll_data_t data;
 	bool disabled;		/* EPOLLONESHOT fired */
 	uint32_t last_seq;	/* EPOLLET: what was reported */
+	/* the socket's rings this set watches for it, as of vs->gen */
+	struct vring *rings[VSOCK_MAX_ATT];
+	int nrings;
+	uint32_t gen;
 	struct vmember *next;
 };
 
@@ -346,14 +350,40 @@ static void ring_ref(struct vepoll *ep, struct vring *r, int delta)
 	}
 }
 
+/* Watch the socket's rings for m (delta 1), or stop (-1). */
 static void member_rings(struct vepoll *ep, struct vmember *m, int delta)
 {
 	int i;
 
+	if (delta < 0) {
+		for (i = 0; i < m->nrings; i++)
+			ring_ref(ep, m->rings[i], -1);
+		m->nrings = 0;
+		return;
+	}
 	pthread_rwlock_rdlock(&m->vs->lock);
-	for (i = 0; i < m->vs->nvatt; i++)
-		ring_ref(ep, m->vs->att[i]->ring, delta);
+	m->gen = __atomic_load_n(&m->vs->gen, __ATOMIC_ACQUIRE);
+	for (i = 0; i < m->vs->nvatt; i++) {
+		m->rings[i] = m->vs->att[i]->ring;
+		ring_ref(ep, m->rings[i], 1);
+	}
+	m->nrings = m->vs->nvatt;
 	pthread_rwlock_unlock(&m->vs->lock);
+}
+
+/*
+ * A socket added before it had rings (a client's first send binds it),
+ * or that moved to others: watch the ones it has now. ep->lock held.
+ */
+static void members_resync(struct vepoll *ep)
+{
+	struct vmember *m;
+
+	for (m = ep->members; m; m = m->next)
+		if (m->gen != __atomic_load_n(&m->vs->gen, __ATOMIC_ACQUIRE)) {
+			member_rings(ep, m, -1);
+			member_rings(ep, m, 1);
+		}
 }
 
 static uint32_t efd_events(uint32_t ev)
@@ -585,6 +615,7 @@ int vepoll_wait(struct vepoll *ep, struct epoll_event *out, int max,
 			   vnow_ns() + vconf.select_poll * 1000;
 	for (;;) {
 		pthread_mutex_lock(&ep->lock);
+		members_resync(ep);
 		for (rr = ep->rings; rr; rr = rr->next)
 			vring_drain_try(rr->ring);
 		n = scan_members(ep, out, 0, max, who);

@@ -134,7 +134,10 @@ static void detach_locked(struct vsock *vs, bool groups_too)
 {
 	int i, j = 0;
 
-	vs->gen++;	/* cached send headers may name a ring we leave */
+	/* cached send headers may name a ring we leave; epoll sets watch
+	 * the rings of vs->gen
+	 */
+	__atomic_add_fetch(&vs->gen, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < vs->nvatt; i++) {
 		if (vs->att[i]->group && !groups_too)
 			vs->att[j++] = vs->att[i];
@@ -389,6 +392,11 @@ static int attach(struct vsock *vs, int ifindex, const struct sockaddr *group)
 		memcpy(a->group_addr, ga, (size_t)alen);
 	}
 	vs->att[vs->nvatt++] = a;
+	/* a receive or an epoll set asleep since before has no eye on this
+	 * ring: wake it to look again
+	 */
+	__atomic_add_fetch(&vs->gen, 1, __ATOMIC_RELEASE);
+	vsock_signal_locked(vs);
 	return 0;
 }
 
