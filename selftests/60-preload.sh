@@ -113,18 +113,22 @@ one_line() {
 # Multicast as feed handlers do it: SO_REUSEADDR, bind to the group, join.
 ip -n pa route add 224.0.0.0/4 dev va
 ip -n pb route add 224.0.0.0/4 dev vb
-# mc NAME N UID:PRELOAD...: one receiver per UID:PRELOAD(0|1) of group
-# 239.7.7.7, then the sender in pa; outputs in $tmp/NAME.K.
+# mc NAME N UID:PRELOAD[:slow]...: one receiver per UID:PRELOAD(0|1) of
+# group 239.7.7.7, then the sender in pa; outputs in $tmp/NAME.K. A slow
+# receiver has a ring of 64 chunks and sleeps 2 s before reading.
 mc() {
 	local name=$1 n=$2 k=0 spec pids=() rc=0
 	shift 2
 	port=$((port + 1))
 	for spec in "$@"; do
-		local u=${spec%:*} pre=${spec#*:} env=()
+		local u=${spec%%:*} pre=${spec#*:} env=() delay=0
+		[ "${pre#*:}" = slow ] && delay=2000
+		pre=${pre%%:*}
 		[ "$pre" = 1 ] && env=(LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS)
+		[ $delay != 0 ] && env+=(VMA_RX_WRE=64)
 		ip netns exec pb env "${env[@]}" setpriv --reuid "$u" --regid "$u" \
 			--clear-groups --inh-caps=-all udpcheck recv 239.7.7.7 $port "$n" \
-			recvfrom vb >"$tmp/$name.$k" 2>&1 &
+			recvfrom vb $delay >"$tmp/$name.$k" 2>&1 &
 		pids+=($!)
 		wait_for 5 grep -q ready "$tmp/$name.$k"
 		k=$((k + 1))
@@ -143,7 +147,94 @@ mc mcx 300 65534:1 65534:1 65533:0
 check "multicast, 2 preloaded receivers and another user's plain socket: all get all 300" test $? = 0
 check "multicast: with a socket the rings do not cover, nothing is taken from the stack" bash -c "
 	for k in 0 1; do grep -qE 'received 0 via rings, [1-9][0-9]* via the kernel socket' $tmp/mcx.\$k || exit 1; done"
+# A receiver whose ring is full does not lose what the others' rings take:
+# while it is full, the group's datagrams reach all three through the
+# stack.
+mc mcslow 200 65534:1 65534:1:slow 65534:1
+check "multicast, one slow receiver with a full ring: each of the 3 gets all 200" test $? = 0
+check "multicast: the slow receiver, through its ring and then its kernel socket" \
+	grep -qE 'received [1-9][0-9]* via rings, [1-9][0-9]+ via the kernel socket' "$tmp/mcslow.1"
+tap_diag "slow receiver: $(grep -h '^vmak' "$tmp/mcslow.1" | tr '\n' ' ')"
 tap_diag "multicast: $(grep -h '^vmak DETAILS' "$tmp"/mc3.* "$tmp"/mcx.* | tr '\n' ' ')"
+
+# Debian's sockperf as a feed: three servers of one group in three
+# processes (each binds the wildcard address with SO_REUSEADDR and joins),
+# one preloaded sender; every server counts every message.
+for k in 0 1 2; do
+	ip netns exec pb env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS setpriv --reuid 65534 \
+		--regid 65534 --clear-groups --inh-caps=-all \
+		sockperf sr -i 239.7.7.8 -p 11113 >"$tmp/feed.$k" 2>&1 &
+	wait_for 5 grep -q 'listen on' "$tmp/feed.$k"
+done
+ip netns exec pa env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS setpriv --reuid 65534 \
+	--regid 65534 --clear-groups --inh-caps=-all \
+	sockperf tp -i 239.7.7.8 -p 11113 -t 2 --mps 2000 >"$tmp/feed.tx" 2>&1
+sleep 0.5
+pkill -INT -f 'sockperf sr -i 239.7.7.8'
+wait_for 5 bash -c "! pgrep -f 'sockperf sr -i 239.7.7.8' >/dev/null"
+sent=$(sed -n 's/.*Total of \([0-9]*\) messages sent.*/\1/p' "$tmp/feed.tx")
+check "sockperf multicast feed: the sender sent" test "${sent:-0}" -gt 1000
+for k in 0 1 2; do
+	check "sockperf multicast feed: server $k received all $sent messages, through its ring" bash -c "
+		grep -q 'Total $sent messages received' $tmp/feed.$k &&
+		grep -qE 'received [1-9][0-9]* via rings' $tmp/feed.$k"
+done
+tap_diag "feed: $(grep -h 'Total\|via rings' "$tmp"/feed.* | tr '\n' ' ')"
+
+# Ring logic (VMA_RING_ALLOCATION_LOGIC_RX, SO_VMA_RING_ALLOC_LOGIC): the
+# rings a process opens for sockets bound to ADDR[/USER-ID], counted from
+# outside.
+ip -n pb addr add 10.7.0.3/24 dev vb
+rings_for() {
+	local logic=$1 out=$tmp/logic pid n
+	shift
+	# 256 chunks a ring: three rings fit in the 4 MiB UMEM
+	ip netns exec pb env LD_PRELOAD="$lib" VMA_RING_ALLOCATION_LOGIC_RX=$logic VMA_RX_WRE=256 \
+		setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all python3 -c '
+import errno, os, socket, struct, sys, time
+def attr(uid):	# struct vma_ring_alloc_logic_attr: USER_ID | INGRESS, per user id
+	return struct.pack("IiIII", 2 | 4, 11, 0, uid, 1)
+keep = []
+for spec in sys.argv[1:]:
+	addr, _, uid = spec.partition("/")
+	s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+	if uid:
+		s.setsockopt(socket.SOL_SOCKET, 2810, attr(int(uid)))
+	s.bind((addr, 0))
+	keep.append(s)
+	for bad, err in ((attr(1)[:16], errno.EINVAL), (attr(1), errno.EBUSY)):
+		try:
+			s.setsockopt(socket.SOL_SOCKET, 2810, bad)
+			sys.exit("no error")
+		except OSError as e:
+			assert e.errno == err, e
+print("ready", os.getpid(), flush=True)
+time.sleep(2)' "$@" >"$out" 2>&1 &
+	wait_for 5 grep -q ready "$out" || { cat "$out"; return 1; }
+	pid=$(awk '/ready/ { print $2 }' "$out")
+	n=$(ip netns exec pb vmakctl ring show | grep -c "owner pid $pid ")
+	wait
+	echo "$n"
+}
+check "ring logic per interface (0): two addresses of one device, one ring" \
+	test "$(rings_for 0 10.7.0.2 10.7.0.3)" = 1
+check "ring logic per IP (1): two addresses, two rings" \
+	test "$(rings_for 1 10.7.0.2 10.7.0.3)" = 2
+check "ring logic per IP (1): two sockets on one address, one ring" \
+	test "$(rings_for 1 10.7.0.2 10.7.0.2)" = 1
+check "ring logic per socket (10): three sockets, three rings" \
+	test "$(rings_for 10 10.7.0.2 10.7.0.2 10.7.0.3)" = 3
+check "SO_VMA_RING_ALLOC_LOGIC per user id: ids 7, 7 and 9, two rings" \
+	test "$(rings_for 0 10.7.0.2/7 10.7.0.3/7 10.7.0.2/9)" = 2
+check "SO_VMA_RING_ALLOC_LOGIC on a TCP socket: the kernel's ENOPROTOOPT" \
+	env LD_PRELOAD="$lib" python3 -c '
+import errno, socket
+s = socket.socket()
+try:
+	s.setsockopt(socket.SOL_SOCKET, 2810, bytes(20)); raise SystemExit("accepted")
+except OSError as e:
+	assert e.errno == errno.ENOPROTOOPT, e'
+ip -n pb addr del 10.7.0.3/24 dev vb
 
 # Fallbacks: each leaves one log line and the results of kernel sockets.
 check "RLIMIT_MEMLOCK 64 KiB: kernel sockets, one log line" one_line RLIMIT_MEMLOCK \
@@ -168,6 +259,13 @@ check "sockperf client: requests through its TX ring" grep -qE 'sent [1-9][0-9]*
 tap_diag "client: $(grep -h '^vmak' "$tmp/pp" | tr '\n' ' ')"
 ip netns exec pa sockperf tp -i 10.7.0.2 -p 11111 -t 2 >"$tmp/tp" 2>&1
 check "sockperf throughput completes" grep -q 'Summary: Message Rate' "$tmp/tp"
+ip netns exec pa env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS \
+	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
+	sockperf ul -i 10.7.0.2 -p 11111 -t 2 --mps 2000 >"$tmp/ul" 2>&1
+check "sockperf under-load under LD_PRELOAD: latency under 2000 msg/s, nothing dropped" bash -c "
+	grep -q 'Summary: Latency is' $tmp/ul && grep -q '# dropped messages = 0;' $tmp/ul"
+check "sockperf under-load: replies through its ring" grep -qE 'received [1-9][0-9]* via rings' "$tmp/ul"
+tap_diag "under-load: $(grep -h 'Summary\|dropped\|^vmak\|rror' "$tmp/ul" | tr '\n' ' ')"
 # The server's counters, read from outside while it runs.
 srvpid=$(pgrep -f 'sockperf sr -i 10.7.0.2 -p 11111' | head -1)
 check "vmakctl sockets -p: the server's socket, datagrams through its ring" bash -c "

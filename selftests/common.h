@@ -112,6 +112,9 @@ struct vnet {
 	char ns_a[32], ns_b[32];
 	char dev_a[IFNAMSIZ], dev_b[IFNAMSIZ];
 	int ifindex_b;
+	bool virtio;		/* the virtio-net pair, not veth */
+	char pci_b[128];	/* viob's PCI device in sysfs */
+	bool removed;		/* viob was unplugged: plug it back */
 };
 
 static inline int sh(const char *fmt, ...)
@@ -149,19 +152,64 @@ static inline int ns_enter(const char *ns)
 	return err;
 }
 
-/* Create the pair with 'queues' RX/TX queues per side; enter netns b. */
-static inline int vnet_setup(struct vnet *v, int queues)
+/*
+ * The VM's virtio-net pair (selftests/vm/run): vioa and viob, 4 queue
+ * pairs each, their host backends joined by a bridge. Present when the
+ * guest could set them up (it writes /run/vmak-vio); a netns deleted by
+ * the previous test gives its device back a moment later.
+ */
+static inline bool vio_present(void)
+{
+	if (access("/run/vmak-vio", F_OK))
+		return false;
+	for (int i = 0; i < 100; i++) {
+		if (!access("/sys/class/net/vioa", F_OK) &&
+		    !access("/sys/class/net/viob", F_OK))
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+/* SKIP unless the virtio-net pair is here. */
+#define VIO_OR_SKIP() do { \
+	if (!vio_present()) \
+		SKIP(return, "no virtio-net pair (selftests/vm/run gives one when run as root)"); \
+} while (0)
+
+/*
+ * Create the pair with 'queues' RX/TX queues per side (veth), or take the
+ * virtio-net pair (queues: theirs, 4); enter netns b.
+ */
+static inline int vnet_setup_dev(struct vnet *v, int queues, bool virtio)
 {
 	int pid = getpid();
+	char *p;
 
 	snprintf(v->ns_a, sizeof(v->ns_a), "vmt-a%d", pid);
 	snprintf(v->ns_b, sizeof(v->ns_b), "vmt-b%d", pid);
-	snprintf(v->dev_a, sizeof(v->dev_a), "va%d", pid);
-	snprintf(v->dev_b, sizeof(v->dev_b), "vb%d", pid);
+	v->virtio = virtio;
+	if (virtio) {
+		snprintf(v->dev_a, sizeof(v->dev_a), "vioa");
+		snprintf(v->dev_b, sizeof(v->dev_b), "viob");
+		/* .../0000:00:0N.0/virtioM: the PCI device is the parent */
+		p = realpath("/sys/class/net/viob/device", NULL);
+		if (!p)
+			return -1;
+		snprintf(v->pci_b, sizeof(v->pci_b), "%s", p);
+		free(p);
+		p = strrchr(v->pci_b, '/');
+		if (p)
+			*p = 0;
+	} else {
+		snprintf(v->dev_a, sizeof(v->dev_a), "va%d", pid);
+		snprintf(v->dev_b, sizeof(v->dev_b), "vb%d", pid);
+	}
 	if (sh("ip netns add %s && ip netns add %s", v->ns_a, v->ns_b) ||
-	    sh("ip link add name %s numtxqueues %d numrxqueues %d type veth "
-	       "peer name %s numtxqueues %d numrxqueues %d",
-	       v->dev_a, queues, queues, v->dev_b, queues, queues) ||
+	    (!virtio &&
+	     sh("ip link add name %s numtxqueues %d numrxqueues %d type veth "
+		"peer name %s numtxqueues %d numrxqueues %d",
+		v->dev_a, queues, queues, v->dev_b, queues, queues)) ||
 	    sh("ip link set %s netns %s && ip link set %s netns %s",
 	       v->dev_a, v->ns_a, v->dev_b, v->ns_b) ||
 	    sh("ip -n %s addr add " ADDR_A "/24 dev %s && "
@@ -180,12 +228,44 @@ static inline int vnet_setup(struct vnet *v, int queues)
 	return v->ifindex_b > 0 ? 0 : -1;
 }
 
+static inline int vnet_setup(struct vnet *v, int queues)
+{
+	return vnet_setup_dev(v, queues, false);
+}
+
+/*
+ * Take device b away (deleted; the virtio one unplugged from its PCI
+ * slot, as a hot unplug does), in the background if asked.
+ */
+static inline int vnet_remove_b(struct vnet *v, bool background)
+{
+	if (!v->virtio)
+		return sh("ip -n %s link del %s%s", v->ns_b, v->dev_b,
+			  background ? " &" : "");
+	v->removed = true;
+	return sh("echo 1 > %s/remove%s", v->pci_b, background ? " &" : "");
+}
+
 static inline void vnet_teardown(struct vnet *v)
 {
 	regain_privileges();
 	if (v->ns_a[0])
 		sh("ip netns del %s 2>/dev/null; ip netns del %s 2>/dev/null",
 		   v->ns_a, v->ns_b);
+	/* an unplugged viob comes back, named and set up as at boot, in the
+	 * first netns (this process is still in b)
+	 */
+	if (v->removed) {
+		int fd = open("/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || setns(fd, CLONE_NEWNET))
+			perror("vnet_teardown: back to the first netns");
+		if (fd >= 0)
+			close(fd);
+		sh("for i in $(seq 50); do [ -e %s ] || break; sleep 0.1; done;"
+		   "echo 1 > /sys/bus/pci/rescan", v->pci_b);
+		sh("\"$VMAK_REPO\"/selftests/vm/vio-names");
+	}
 }
 
 /* The payload of datagram 'seq' of 'len' bytes: seq, then a pattern. */
