@@ -3,8 +3,11 @@
  * The fd table: what each fd of the process is to us. A slot holds a
  * tagged pointer (the low bits say which kind); an fd never seen reads 0,
  * and that test, without a lock, is all a call on somebody else's fd costs.
- * Taking a reference on a vsock is done under the read lock, so it cannot
- * race with the close that drops the table's reference.
+ * A vsock's memory is never given back (sock.c keeps freed ones for reuse),
+ * so a reference is taken without a lock: one more unless the count is
+ * already 0, then the slot must still hold the same vsock, else the
+ * reference goes back (it was a vsock being freed, or reused for another
+ * fd). Writers of the table take its lock.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -55,21 +58,26 @@ enum vfd_kind vfd_kind(int fd)
 
 struct vsock *vfd_sock(int fd)
 {
-	struct vsock *vs = NULL;
+	struct vsock *vs;
 	uintptr_t v;
+	int refs;
 
 	if (!__atomic_load_n(&vmak_active, __ATOMIC_RELAXED))
 		return NULL;
 	v = peek(fd);
 	if ((v & KIND_MASK) != VFD_SOCK)
 		return NULL;
-	pthread_rwlock_rdlock(&tab_lock);
-	v = peek(fd);
-	if ((v & KIND_MASK) == VFD_SOCK) {
-		vs = (struct vsock *)(v & ~KIND_MASK);
-		__atomic_add_fetch(&vs->refs, 1, __ATOMIC_ACQ_REL);
+	vs = (struct vsock *)(v & ~KIND_MASK);
+	refs = __atomic_load_n(&vs->refs, __ATOMIC_ACQUIRE);
+	do {
+		if (refs <= 0)
+			return NULL;	/* being freed: the fd is closing */
+	} while (!__atomic_compare_exchange_n(&vs->refs, &refs, refs + 1, true,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	if (peek(fd) != v) {
+		vsock_release(vs);
+		return NULL;
 	}
-	pthread_rwlock_unlock(&tab_lock);
 	return vs;
 }
 

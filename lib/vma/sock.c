@@ -85,6 +85,41 @@ void vmak_init(void)
 	pthread_once(&init_once, init);
 }
 
+/*
+ * vsocks freed, kept for reuse: their memory stays a vsock for good, which
+ * lets vfd_sock() take a reference without a lock (fdtab.c).
+ */
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vsock *spare;
+
+static struct vsock *vsock_alloc(void)
+{
+	struct vsock *vs;
+
+	pthread_mutex_lock(&spare_lock);
+	vs = spare;
+	if (vs)
+		spare = vs->spare_next;
+	pthread_mutex_unlock(&spare_lock);
+	if (!vs)
+		return calloc(1, sizeof(*vs));
+	/* refs is 0 and stays so until the owner sets it: a vfd_sock()
+	 * racing with us never counts from 0
+	 */
+	memset(vs, 0, offsetof(struct vsock, refs));
+	memset(&vs->refs + 1, 0, sizeof(*vs) - offsetof(struct vsock, refs) -
+	       sizeof(vs->refs));
+	return vs;
+}
+
+static void vsock_free(struct vsock *vs)
+{
+	pthread_mutex_lock(&spare_lock);
+	vs->spare_next = spare;
+	spare = vs;
+	pthread_mutex_unlock(&spare_lock);
+}
+
 struct vsock *vsock_new(int fd, int family)
 {
 	struct vsock *vs;
@@ -92,7 +127,7 @@ struct vsock *vsock_new(int fd, int family)
 	vmak_init();
 	if (!vconf.offload)
 		return NULL;
-	vs = calloc(1, sizeof(*vs));
+	vs = vsock_alloc();
 	if (!vs)
 		return NULL;
 	pthread_rwlock_init(&vs->lock, NULL);
@@ -101,18 +136,18 @@ struct vsock *vsock_new(int fd, int family)
 	vs->logic = -1;
 	vs->fd = fd;
 	vs->family = family;
-	vs->refs = 1;		/* the table slot's */
 	vs->nfds = 1;
 	vs->slot = vstats_slot_get(fd, family);
 	vs->st = vs->slot ? &vs->slot->c : &vs->own_st;
 	vs->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (vs->efd < 0) {
 		vstats_slot_put(vs->slot);
-		free(vs);
+		vsock_free(vs);
 		return NULL;
 	}
 	vs->efd = vfd_hide(vs->efd);
 	vfd_set_internal(vs->efd, true);
+	__atomic_store_n(&vs->refs, 1, __ATOMIC_RELEASE);	/* the slot's */
 	vfd_set_sock(fd, vs);
 	return vs;
 }
@@ -654,7 +689,7 @@ void vsock_release(struct vsock *vs)
 	vsock_send_free(vs);
 	pthread_rwlock_destroy(&vs->lock);
 	pthread_mutex_destroy(&vs->txlock);
-	free(vs);
+	vsock_free(vs);
 }
 
 void vsock_log_stats(int fd, struct vsock *vs)

@@ -298,6 +298,7 @@ struct vsock {
 	struct vmak_sockstat_counters *st;	/* slot->c, or own_st */
 	struct vmak_sockstat_counters own_st;
 	struct vmak_sockstat *slot;	/* in the shared file, or NULL */
+	struct vsock *spare_next;	/* freed, kept for reuse (sock.c) */
 };
 
 extern int vmak_active VMAK_HIDDEN;	/* any vsock ever created */
