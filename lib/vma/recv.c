@@ -316,6 +316,24 @@ static bool os_turn(struct vsock *vs, int64_t spins, bool nb)
 	return ++vs->os_skip % vconf.os_poll_ratio == 0;
 }
 
+/*
+ * Could the rings have something for vs? Without a lock: a queued
+ * datagram, or a ring with descriptors not yet taken. Wrong only for a
+ * moment, while rings come or go, and the caller looks again.
+ */
+static bool ring_maybe(struct vsock *vs)
+{
+	int i, n;
+
+	if (__atomic_load_n(&vs->qtotal, __ATOMIC_ACQUIRE))
+		return true;
+	n = __atomic_load_n(&vs->nwatch, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++)
+		if (vring_pending(__atomic_load_n(&vs->watch[i], __ATOMIC_ACQUIRE)))
+			return true;
+	return false;
+}
+
 ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
 {
 	int64_t spins = 0;
@@ -330,7 +348,7 @@ ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
 	nb = nonblocking(vs, flags);
 	for (;;) {
 		r = -1;
-		if (!vs->peeked_os) {
+		if (!vs->peeked_os && ring_maybe(vs)) {
 			pthread_rwlock_rdlock(&vs->lock);
 			r = vs->nvatt ? ring_take(vs, msg, flags) : -1;
 			pthread_rwlock_unlock(&vs->lock);

@@ -165,6 +165,15 @@ static void att_free(struct vatt *a)
 }
 
 /* Call with vs->lock held for writing. */
+void vsock_watch_sync_locked(struct vsock *vs)
+{
+	int i;
+
+	for (i = 0; i < vs->nvatt; i++)
+		__atomic_store_n(&vs->watch[i], vs->att[i]->ring, __ATOMIC_RELEASE);
+	__atomic_store_n(&vs->nwatch, vs->nvatt, __ATOMIC_RELEASE);
+}
+
 static void detach_locked(struct vsock *vs, bool groups_too)
 {
 	int i, j = 0;
@@ -180,6 +189,7 @@ static void detach_locked(struct vsock *vs, bool groups_too)
 			att_free(vs->att[i]);
 	}
 	vs->nvatt = j;
+	vsock_watch_sync_locked(vs);
 }
 
 void vsock_detach_all(struct vsock *vs)
@@ -427,6 +437,7 @@ static int attach(struct vsock *vs, int ifindex, const struct sockaddr *group)
 		memcpy(a->group_addr, ga, (size_t)alen);
 	}
 	vs->att[vs->nvatt++] = a;
+	vsock_watch_sync_locked(vs);
 	/* a receive or an epoll set asleep since before has no eye on this
 	 * ring: wake it to look again
 	 */
@@ -652,6 +663,7 @@ void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
 				vs->att[j++] = a;
 		}
 		vs->nvatt = j;
+		vsock_watch_sync_locked(vs);
 		goto out;
 	}
 	/* joined before bind(): the rule comes with the port */

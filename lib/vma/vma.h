@@ -264,6 +264,11 @@ struct vsock {
 	int efd_armed;		/* written, not yet read */
 	int nvatt;
 	struct vatt *att[VSOCK_MAX_ATT];
+	/* the rings of att[], read without the lock (rings live as long as
+	 * the process): an empty receive looks at them and goes
+	 */
+	int nwatch;
+	struct vring *watch[VSOCK_MAX_ATT];
 	/* groups joined, so that a join before bind() gets its rule at bind */
 	int ngroups;
 	struct vgroup {
@@ -308,6 +313,8 @@ struct vsock *vsock_new(int fd, int family) VMAK_HIDDEN;
 /* Try to offload after bind/connect/join or before the first receive. */
 void vsock_offload(struct vsock *vs) VMAK_HIDDEN;
 void vsock_detach_all(struct vsock *vs) VMAK_HIDDEN;
+/* After att[] changed (vs->lock held for writing): watch[] follows. */
+void vsock_watch_sync_locked(struct vsock *vs) VMAK_HIDDEN;
 /* Join or leave a group: add/remove the group's rule. */
 void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
 		 int ifindex) VMAK_HIDDEN;
