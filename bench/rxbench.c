@@ -13,7 +13,6 @@
  *                   the one vmak mode that reads the clock per packet, as
  *                   AF_PACKET does
  *       recvmmsg    kernel UDP socket, recvmmsg() batches of 64
- *       recvmmsg-busy  the same, non-blocking in a loop, SO_BUSY_POLL 50 us
  *       afpacket    AF_PACKET TPACKET_V3 ring (counts UDP to PORT)
  *       afxdp       AF_XDP socket in generic (SKB) mode, copy (libxdp)
  *       sink        no receiver: counts packets arriving at DEV (the
@@ -281,12 +280,7 @@ static int run_vmak(const char *mode, int busy, int moderate, int stamp,
 	return 0;
 }
 
-/*
- * busy: the receiver's best polling mode: non-blocking recvmmsg() in a
- * loop with SO_BUSY_POLL (the socket's NAPI polled from the call, on a
- * device that has one), instead of sleeping in recvmmsg().
- */
-static int run_recvmmsg(int busy)
+static int run_recvmmsg(void)
 {
 	static char bufs[64][2048];
 	struct mmsghdr msgs[64];
@@ -297,11 +291,6 @@ static int run_recvmmsg(int busy)
 	int fd = udp_socket();
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (busy) {
-		int usec = 50;
-
-		setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usec, sizeof(usec));
-	}
 	for (int i = 0; i < 64; i++) {
 		iov[i].iov_base = bufs[i];
 		iov[i].iov_len = sizeof(bufs[i]);
@@ -311,12 +300,12 @@ static int run_recvmmsg(int busy)
 	}
 	window_init(&w);
 	do {
-		int n = recvmmsg(fd, msgs, 64, busy ? MSG_DONTWAIT : 0, NULL);
+		int n = recvmmsg(fd, msgs, 64, 0, NULL);
 
 		if (n > 0)
 			count += (uint64_t)n;
 	} while (window_tick(&w, count));
-	report(busy ? "recvmmsg-busy" : "recvmmsg", &w);
+	report("recvmmsg", &w);
 	return 0;
 }
 
@@ -472,7 +461,7 @@ int main(int argc, char **argv)
 	}
 	if (!mode || !dev || !port) {
 		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-ts|vmak-poll|vmak-mod|recvmmsg|"
-			"recvmmsg-busy|afpacket|afxdp|sink -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
+			"afpacket|afxdp|sink -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
 			"[-r RULES] [-c CPU]\n");
 		return 2;
 	}
@@ -486,9 +475,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "vmak-mod"))
 		return run_vmak(mode, 0, 1, 0, nrules);
 	if (!strcmp(mode, "recvmmsg"))
-		return run_recvmmsg(0);
-	if (!strcmp(mode, "recvmmsg-busy"))
-		return run_recvmmsg(1);
+		return run_recvmmsg();
 	if (!strcmp(mode, "sink"))
 		return run_sink();
 	if (!strcmp(mode, "afpacket"))
