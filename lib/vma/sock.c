@@ -164,7 +164,6 @@ static void att_free(struct vatt *a)
 	free(a);
 }
 
-/* Call with vs->lock held for writing. */
 void vsock_watch_sync_locked(struct vsock *vs)
 {
 	int i;
@@ -174,6 +173,7 @@ void vsock_watch_sync_locked(struct vsock *vs)
 	__atomic_store_n(&vs->nwatch, vs->nvatt, __ATOMIC_RELEASE);
 }
 
+/* Call with vs->lock held for writing. */
 static void detach_locked(struct vsock *vs, bool groups_too)
 {
 	int i, j = 0;
