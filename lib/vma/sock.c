@@ -168,6 +168,10 @@ void vsock_watch_sync_locked(struct vsock *vs)
 {
 	int i;
 
+	/* cached send headers may name a ring we left; epoll sets watch the
+	 * rings of vs->gen
+	 */
+	__atomic_add_fetch(&vs->gen, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < vs->nvatt; i++)
 		__atomic_store_n(&vs->watch[i], vs->att[i]->ring, __ATOMIC_RELEASE);
 	__atomic_store_n(&vs->nwatch, vs->nvatt, __ATOMIC_RELEASE);
@@ -178,10 +182,6 @@ static void detach_locked(struct vsock *vs, bool groups_too)
 {
 	int i, j = 0;
 
-	/* cached send headers may name a ring we leave; epoll sets watch
-	 * the rings of vs->gen
-	 */
-	__atomic_add_fetch(&vs->gen, 1, __ATOMIC_RELEASE);
 	for (i = 0; i < vs->nvatt; i++) {
 		if (vs->att[i]->group && !groups_too)
 			vs->att[j++] = vs->att[i];
@@ -441,7 +441,6 @@ static int attach(struct vsock *vs, int ifindex, const struct sockaddr *group)
 	/* a receive or an epoll set asleep since before has no eye on this
 	 * ring: wake it to look again
 	 */
-	__atomic_add_fetch(&vs->gen, 1, __ATOMIC_RELEASE);
 	vsock_signal_locked(vs);
 	return 0;
 }

@@ -313,7 +313,9 @@ struct vsock *vsock_new(int fd, int family) VMAK_HIDDEN;
 /* Try to offload after bind/connect/join or before the first receive. */
 void vsock_offload(struct vsock *vs) VMAK_HIDDEN;
 void vsock_detach_all(struct vsock *vs) VMAK_HIDDEN;
-/* After att[] changed (vs->lock held for writing): watch[] follows. */
+/* After att[] changed (vs->lock held for writing): watch[] follows and
+ * vs->gen moves on.
+ */
 void vsock_watch_sync_locked(struct vsock *vs) VMAK_HIDDEN;
 /* Join or leave a group: add/remove the group's rule. */
 void vsock_group(struct vsock *vs, int join, const struct sockaddr *group,
