@@ -71,7 +71,10 @@ static int net_header(int ring, int udp, struct vmak_net_header *nh, int *first)
 {
 	socklen_t len = sizeof(*nh);
 
-	for (int i = 0; i < 100; i++) {
+	/* Up to 9 s: three rounds of the kernel's solicitations (three,
+	 * 1 s apart); a call after a failed round starts another.
+	 */
+	for (int i = 0; i < 300; i++) {
 		memset(nh, 0, sizeof(*nh));
 		nh->fd = udp;
 		if (!getsockopt(ring, SOL_VMAK, VMAK_NET_HEADER, nh, &len))
