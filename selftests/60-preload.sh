@@ -47,7 +47,7 @@ pair() {
 		--clear-groups --inh-caps=-all udpcheck recv "$raddr" $port "$n" "$mode" \
 		>"$out" 2>&1 &
 	local pid=$!
-	wait_for 5 grep -q ready "$out"
+	wait_for 30 grep -q ready "$out"
 	ip netns exec pa udpcheck send "$saddr" $port "$n"
 	wait $pid
 }
@@ -73,11 +73,11 @@ spair() {
 	ip netns exec pb setpriv --reuid 65534 --regid 65534 --clear-groups \
 		--inh-caps=-all udpcheck recv "$raddr" $port "$n" recvfrom >"$out" 2>&1 &
 	local pid=$!
-	wait_for 5 grep -q ready "$out"
+	wait_for 30 grep -q ready "$out"
 	ip netns exec pa env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS setpriv \
 		--reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
 		udpcheck send "$raddr" $port "$n" >"$out.send" 2>&1
-	wait $pid
+	wait $pid || { tap_diag "$name: $(tr '\n' ' ' < "$out")"; return 1; }
 }
 spair tx4 10.7.0.2 400
 check "preloaded sender: all 400 datagrams arrive intact" test $? = 0
@@ -130,7 +130,7 @@ mc() {
 			--clear-groups --inh-caps=-all udpcheck recv 239.7.7.7 $port "$n" \
 			recvfrom vb $delay >"$tmp/$name.$k" 2>&1 &
 		pids+=($!)
-		wait_for 5 grep -q ready "$tmp/$name.$k"
+		wait_for 30 grep -q ready "$tmp/$name.$k"
 		k=$((k + 1))
 	done
 	ip netns exec pa udpcheck send 239.7.7.7 $port "$n"
@@ -164,7 +164,7 @@ for k in 0 1 2; do
 	ip netns exec pb env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS setpriv --reuid 65534 \
 		--regid 65534 --clear-groups --inh-caps=-all \
 		sockperf sr -i 239.7.7.8 -p 11113 >"$tmp/feed.$k" 2>&1 &
-	wait_for 5 grep -q 'listen on' "$tmp/feed.$k"
+	wait_for 30 grep -q 'listen on' "$tmp/feed.$k"
 done
 ip netns exec pa env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS setpriv --reuid 65534 \
 	--regid 65534 --clear-groups --inh-caps=-all \
@@ -173,7 +173,7 @@ sleep 0.5
 pkill -INT -f 'sockperf sr -i 239.7.7.8'
 wait_for 5 bash -c "! pgrep -f 'sockperf sr -i 239.7.7.8' >/dev/null"
 sent=$(sed -n 's/.*Total of \([0-9]*\) messages sent.*/\1/p' "$tmp/feed.tx")
-check "sockperf multicast feed: the sender sent" test "${sent:-0}" -gt 1000
+check "sockperf multicast feed: the sender sent" test "${sent:-0}" -gt 100
 for k in 0 1 2; do
 	check "sockperf multicast feed: server $k received all $sent messages, through its ring" bash -c "
 		grep -q 'Total $sent messages received' $tmp/feed.$k &&
@@ -195,7 +195,7 @@ import errno, os, socket, struct, sys, time
 def attr(uid):	# struct vma_ring_alloc_logic_attr: USER_ID | INGRESS, per user id
 	return struct.pack("IiIII", 2 | 4, 11, 0, uid, 1)
 keep = []
-for spec in sys.argv[1:]:
+for spec in sys.argv[2:]:
 	addr, _, uid = spec.partition("/")
 	s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 	if uid:
@@ -209,11 +209,16 @@ for spec in sys.argv[1:]:
 		except OSError as e:
 			assert e.errno == err, e
 print("ready", os.getpid(), flush=True)
-time.sleep(2)' "$@" >"$out" 2>&1 &
-	wait_for 5 grep -q ready "$out" || { cat "$out"; return 1; }
+for _ in range(600):	# until counted (at most 60 s)
+	if os.path.exists(sys.argv[1] + ".counted"):
+		break
+	time.sleep(0.1)' "$tmp/logic" "$@" >"$out" 2>&1 &
+	wait_for 30 grep -q ready "$out" || { cat "$out"; return 1; }
 	pid=$(awk '/ready/ { print $2 }' "$out")
 	n=$(ip netns exec pb vmakctl ring show | grep -c "owner pid $pid ")
+	touch "$out.counted"
 	wait
+	rm -f "$out.counted"
 	echo "$n"
 }
 check "ring logic per interface (0): two addresses of one device, one ring" \
@@ -249,7 +254,7 @@ ip netns exec pb env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS \
 	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
 	sockperf sr -i 10.7.0.2 -p 11111 >"$tmp/sr" 2>&1 &
 srv=$!
-wait_for 5 grep -q 'listen on' "$tmp/sr"
+wait_for 30 grep -q 'listen on' "$tmp/sr"
 ip netns exec pa env LD_PRELOAD="$lib" VMAK_TRACELEVEL=DETAILS \
 	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
 	sockperf pp -i 10.7.0.2 -p 11111 -t 2 >"$tmp/pp" 2>&1
@@ -312,7 +317,7 @@ tap_diag "iperf3: $(grep -h 'receiver\|^vmak DETAILS' "$tmp"/ipc4 "$tmp"/ips4 | 
 # TCP is not offloaded: a TCP program runs unchanged.
 ip netns exec pb env LD_PRELOAD="$lib" sockperf sr --tcp -i 10.7.0.2 -p 11112 >"$tmp/tsr" 2>&1 &
 srv=$!
-wait_for 5 grep -q 'listen on' "$tmp/tsr"
+wait_for 30 grep -q 'listen on' "$tmp/tsr"
 ip netns exec pa env LD_PRELOAD="$lib" sockperf pp --tcp -i 10.7.0.2 -p 11112 -t 1 >"$tmp/tpp" 2>&1
 check "TCP ping-pong under LD_PRELOAD" grep -q 'Summary: Latency is' "$tmp/tpp"
 kill -INT $srv

@@ -159,16 +159,24 @@ static void note_pktinfo(struct rx *r, struct msghdr *m)
 	}
 }
 
+/*
+ * How long a receiver waits: for the first datagram long enough for the
+ * sender to start on a slow (debug, emulated) kernel, then 5 s between
+ * datagrams.
+ */
+#define FIRST_WAIT_MS 30000
+#define NEXT_WAIT_MS 5000
+
 /* Wait for readability the way MODE does; 0 on timeout. */
-static int wait_ready(int fd, const char *mode, int ep)
+static int wait_ready(int fd, const char *mode, int ep, int ms)
 {
 	if (!strcmp(mode, "poll")) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
-		return poll(&p, 1, 5000) > 0 && (p.revents & POLLIN);
+		return poll(&p, 1, ms) > 0 && (p.revents & POLLIN);
 	}
 	if (!strcmp(mode, "select")) {
-		struct timeval tv = { 5, 0 };
+		struct timeval tv = { ms / 1000, ms % 1000 * 1000 };
 		fd_set s;
 
 		FD_ZERO(&s);
@@ -177,7 +185,7 @@ static int wait_ready(int fd, const char *mode, int ep)
 	}
 	if (!strncmp(mode, "epoll", 5)) {
 		struct epoll_event ev;
-		int n = epoll_wait(ep, &ev, 1, 5000);
+		int n = epoll_wait(ep, &ev, 1, ms);
 
 		return n == 1 && ev.data.u32 == 0x5eed && (ev.events & EPOLLIN);
 	}
@@ -194,7 +202,7 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 	socklen_t len, flen;
 	int af = mkaddr(addr, port, &ss, &len);
 	int fd = socket(af, SOCK_DGRAM, 0), on = 1, ep = -1, nb = 0;
-	struct timeval tv = { 5, 0 };
+	struct timeval tv = { FIRST_WAIT_MS / 1000, 0 };
 	ssize_t got;
 
 	r.seen = calloc(n, 1);
@@ -239,7 +247,11 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 	if (delay_ms > 0)
 		usleep((useconds_t)delay_ms * 1000);
 	while (r.got < n) {
-		if (!wait_ready(fd, mode, ep))
+		if (r.got && tv.tv_sec != NEXT_WAIT_MS / 1000) {
+			tv.tv_sec = NEXT_WAIT_MS / 1000;
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		}
+		if (!wait_ready(fd, mode, ep, r.got ? NEXT_WAIT_MS : FIRST_WAIT_MS))
 			break;
 		do {
 			flen = sizeof(from);
