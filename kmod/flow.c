@@ -660,6 +660,30 @@ bool vmak_rule_local(struct vmak_rule_obj *r, int i, struct net *net)
 }
 
 /*
+ * Is a packet's destination one of the host's, for a wildcard key? The
+ * last IPv4 answer that was yes is kept, in one word so that hooks on
+ * other CPUs read it whole, until the next address change: a wildcard
+ * socket's traffic is mostly to one address, and a FIB lookup a packet is
+ * most of what the hook would otherwise spend on it.
+ */
+bool vmak_rule_dst_local(struct vmak_rule_obj *r, struct net *net, u8 af,
+			 const u8 *daddr)
+{
+	u64 gen = (u32)atomic_read(&vmak_addr_gen);
+	u32 a;
+
+	if (af != AF_INET)
+		return vmak_addr_local(net, af, daddr);
+	memcpy(&a, daddr, sizeof(a));
+	if (READ_ONCE(r->wild_local) == (gen << 32 | a))
+		return true;
+	if (!vmak_addr_local(net, af, daddr))
+		return false;
+	WRITE_ONCE(r->wild_local, gen << 32 | a);
+	return true;
+}
+
+/*
  * May an unprivileged ring send a datagram with this flow? Only as one of
  * its socket-derived rules' sockets would: from the socket's address (any
  * local one if it is bound to the wildcard) and port, and to its peer if

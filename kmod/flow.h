@@ -84,6 +84,10 @@ struct vmak_rule_obj {
 	struct vmak_sk_sig sig;
 	/* vmak_addr_gen when key[i]'s address was last seen local */
 	unsigned int local_gen[VMAK_RULE_KEYS];
+	/* A wildcard key's last IPv4 destination seen local, and
+	 * vmak_addr_gen then: gen << 32 | address (vmak_rule_dst_local()).
+	 */
+	u64 wild_local;
 	struct vmak_rule_ent ent[VMAK_RULE_KEYS];
 	struct vmak_key key[VMAK_RULE_KEYS];
 	u8 nkeys;
@@ -130,6 +134,8 @@ bool vmak_sk_joined(struct sock *usk, const struct vmak_key *k, int ifindex);
 void vmak_sk_sig_take(const struct sock *sk, struct vmak_sk_sig *s);
 bool vmak_addr_local(struct net *net, u8 af, const u8 *a);
 bool vmak_rule_local(struct vmak_rule_obj *r, int i, struct net *net);
+bool vmak_rule_dst_local(struct vmak_rule_obj *r, struct net *net, u8 af,
+			 const u8 *daddr);
 
 /* The socket still has the binding its keys were read from. */
 static inline bool vmak_sk_sig_same(const struct sock *sk,

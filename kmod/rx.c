@@ -485,7 +485,7 @@ static bool vmak_rx_for_host(struct vmak_rule_obj *r, int key,
 		return skb->pkt_type == PACKET_HOST &&
 		       vmak_rule_local(r, key, net);
 	if (skb->pkt_type == PACKET_HOST)
-		return vmak_addr_local(net, p->key.af, p->key.daddr);
+		return vmak_rule_dst_local(r, net, p->key.af, p->key.daddr);
 	/* A wildcard IPv4 socket receives the subnet's broadcasts too. */
 	return skb->pkt_type == PACKET_BROADCAST && !p->v6 &&
 	       inet_addr_type(net, *(__be32 *)p->key.daddr) == RTN_BROADCAST;
