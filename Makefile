@@ -221,7 +221,7 @@ KERNEL ?= 6.1
 check:
 	scripts/check.sh $(KERNELS)
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(LIB_SO)
 	selftests/run-unit $(UNIT_BINS)
 
 # The KASAN/lockdep/kmemleak kernel: built once (about 20 minutes on 2

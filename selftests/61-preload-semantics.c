@@ -7,8 +7,8 @@
  * child (root, netns pa) sends across veth, so datagrams come through the
  * rings. Threads on one socket and sockets on one ring, readiness with
  * every epoll mode (EPOLLEXCLUSIVE too), shutdown waking a blocked
- * receiver and close not waking it, dups, fork, daemon(), exec and the
- * library's own fds.
+ * receiver and close not waking it, dups, fork, daemon(), exec, the
+ * library's own fds, and signal handlers restarting a blocked receive.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -17,10 +17,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -714,6 +716,213 @@ TEST_F(pre, the_library_fds_look_closed)
 	usleep(100000);
 	EXPECT_EQ(3, drain(fd));
 	close(fd);
+}
+
+struct intr_recv {
+	int fd;
+	bool raw;		/* the system call itself: the kernel's answer */
+	ssize_t rc;
+	int err;
+};
+
+static volatile sig_atomic_t usr1_hits;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1_hits++;
+}
+
+static void on_usr1_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (si->si_signo == sig && si->si_code == SI_TKILL)
+		usr1_hits++;
+}
+
+static void *intr_recv_thread(void *arg)
+{
+	struct intr_recv *r = arg;
+	char buf[64];
+
+	if (r->raw)
+		r->rc = syscall(SYS_recvfrom, r->fd, buf, sizeof(buf), 0, NULL, NULL);
+	else
+		r->rc = recv(r->fd, buf, sizeof(buf), 0);
+	r->err = errno;
+	return NULL;
+}
+
+/*
+ * A receive blocked in another thread gets SIGUSR1. Returns 'I' when it
+ * ended with EINTR, 'R' when it slept on and then took the datagram that
+ * push() sent, anything else on a wrong outcome.
+ */
+static char interrupted_or_restarted(int fd, bool raw, void (*push)(void *),
+				     void *ctx)
+{
+	struct intr_recv r = { .fd = fd, .raw = raw, .rc = -2 };
+	sig_atomic_t hits = usr1_hits;
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, intr_recv_thread, &r))
+		return '?';
+	usleep(200000);
+	pthread_kill(t, SIGUSR1);
+	usleep(200000);
+	if (usr1_hits != hits + 1) {
+		push(ctx);
+		pthread_join(t, NULL);
+		return 'h';	/* the handler did not run once */
+	}
+	if (pthread_tryjoin_np(t, NULL) == 0)
+		return r.rc == -1 && r.err == EINTR ? 'I' : 'x';
+	push(ctx);
+	pthread_join(t, NULL);
+	return r.rc == 24 ? 'R' : 'y';
+}
+
+/* Deprecated, and still what old programs call. */
+static int old_siginterrupt(int sig, int flag)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	return siginterrupt(sig, flag);
+#pragma GCC diagnostic pop
+}
+
+/* Case i of the test below: SIGUSR1's handler installed one way or another. */
+static int install_usr1(int i)
+{
+	struct sigaction a = { .sa_handler = on_usr1 };
+
+	sigemptyset(&a.sa_mask);
+	switch (i) {
+	case 0:
+	case 6:
+		a.sa_flags = SA_RESTART;
+		return sigaction(SIGUSR1, &a, NULL);
+	case 1:
+		return sigaction(SIGUSR1, &a, NULL);
+	case 2:
+		a.sa_sigaction = on_usr1_info;
+		a.sa_flags = SA_SIGINFO | SA_RESTART;
+		return sigaction(SIGUSR1, &a, NULL);
+	case 3:
+		return signal(SIGUSR1, on_usr1) == SIG_ERR;
+	case 4:
+		return old_siginterrupt(SIGUSR1, 1) ||
+		       signal(SIGUSR1, on_usr1) == SIG_ERR;
+	case 5:
+		return sysv_signal(SIGUSR1, on_usr1) == SIG_ERR;
+	}
+	return -1;
+}
+
+struct pusher {
+	FIXTURE_DATA(pre) *self;
+	int lo;			/* a plain socket sending to the loopback one */
+	uint16_t port;
+};
+
+static void push_ring(void *ctx)
+{
+	struct pusher *p = ctx;
+
+	send_n(p->self->cmd, p->self->done, p->port, 1, 24);
+}
+
+static void push_lo(void *ctx)
+{
+	struct pusher *p = ctx;
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(p->port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	char buf[24] = "";
+
+	sendto(p->lo, buf, sizeof(buf), 0, (void *)&to, sizeof(to));
+}
+
+/*
+ * signal(7): a recv() blocked without SO_RCVTIMEO is restarted after a
+ * handler with SA_RESTART; without SA_RESTART, or with SO_RCVTIMEO, it
+ * fails with EINTR. The same on an offloaded socket and on one the
+ * library left on the kernel (loopback; both sleep in the library) as
+ * the system call itself gives on the kernel socket, whichever way
+ * the handler was installed: sigaction() with or without SA_SIGINFO,
+ * signal() (BSD: restart), siginterrupt(), sysv_signal() (no restart).
+ */
+TEST_F(pre, signal_handlers_restart_a_receive_as_the_kernel_does)
+{
+	struct sockaddr_in la = { .sin_family = AF_INET, .sin_port = htons(30027),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct pusher pr = { self, -1, 30026 }, pl = { self, -1, 30027 };
+	struct timeval tv = { 5, 0 };
+	struct sigaction a = { 0 }, o;
+	int ring = udp_bound(30026), lo = socket(AF_INET, SOCK_DGRAM, 0), i;
+	struct {
+		const char *how;
+		char want;
+	} cases[] = {
+		{ "sigaction SA_RESTART", 'R' },
+		{ "sigaction 0", 'I' },
+		{ "sigaction SA_SIGINFO|SA_RESTART", 'R' },
+		{ "signal()", 'R' },
+		{ "signal() after siginterrupt(1)", 'I' },
+		{ "sysv_signal()", 'I' },
+		{ "SA_RESTART with SO_RCVTIMEO", 'I' },
+	};
+
+	ASSERT_GE(ring, 0);
+	ASSERT_GE(lo, 0);
+	ASSERT_EQ(0, bind(lo, (void *)&la, sizeof(la)));
+	pl.lo = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_GE(pl.lo, 0);
+	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
+		if (i == 6) {
+			ASSERT_EQ(0, setsockopt(ring, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+			ASSERT_EQ(0, setsockopt(lo, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+		}
+		ASSERT_EQ(0, install_usr1(i));
+		EXPECT_EQ(cases[i].want, interrupted_or_restarted(ring, false, push_ring, &pr))
+			TH_LOG("offloaded socket, %s", cases[i].how);
+		ASSERT_EQ(0, install_usr1(i));
+		EXPECT_EQ(cases[i].want, interrupted_or_restarted(lo, false, push_lo, &pl))
+			TH_LOG("socket left on the kernel, %s", cases[i].how);
+		ASSERT_EQ(0, install_usr1(i));
+		EXPECT_EQ(cases[i].want, interrupted_or_restarted(lo, true, push_lo, &pl))
+			TH_LOG("the system call, %s", cases[i].how);
+		if (i == 4) {
+			/* siginterrupt(0) put SA_RESTART back: restarted */
+			ASSERT_EQ(0, old_siginterrupt(SIGUSR1, 0));
+			EXPECT_EQ('R', interrupted_or_restarted(ring, false, push_ring, &pr));
+			EXPECT_EQ('R', interrupted_or_restarted(lo, true, push_lo, &pl));
+		}
+		if (i == 5) {
+			/* SA_RESETHAND: SIG_DFL again, as the program sees it */
+			ASSERT_EQ(0, sigaction(SIGUSR1, NULL, &o));
+			EXPECT_TRUE(o.sa_handler == SIG_DFL);
+		}
+	}
+	/* the program sees its own handler and flags, not the library's */
+	a.sa_handler = on_usr1;
+	a.sa_flags = SA_RESTART;
+	ASSERT_EQ(0, sigaction(SIGUSR1, &a, NULL));
+	ASSERT_EQ(0, sigaction(SIGUSR1, NULL, &o));
+	EXPECT_TRUE(o.sa_handler == on_usr1);
+	EXPECT_EQ(0, o.sa_flags & SA_SIGINFO);
+	EXPECT_EQ(SA_RESTART, o.sa_flags & SA_RESTART);
+	EXPECT_TRUE(signal(SIGUSR1, SIG_DFL) == on_usr1);
+	EXPECT_EQ(-1, sigaction(SIGKILL, &a, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_TRUE(signal(0, on_usr1) == SIG_ERR);
+	EXPECT_EQ(EINVAL, errno);
+	/* nothing left in either queue */
+	EXPECT_EQ(0, drain(ring));
+	EXPECT_EQ(0, drain(lo));
+	close(pl.lo);
+	close(lo);
+	close(ring);
 }
 
 int main(int argc, char **argv)

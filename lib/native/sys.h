@@ -87,6 +87,8 @@
 	  (ep, op, fd, e))						\
 	X(int, epoll_wait, (int ep, struct epoll_event *e, int n, int t), \
 	  (ep, e, n, t))						\
+	X(int, sigaction, (int sig, const struct sigaction *a,		\
+			   struct sigaction *o), (sig, a, o))		\
 	X(int, epoll_pwait, (int ep, struct epoll_event *e, int n, int t, \
 			     const sigset_t *m), (ep, e, n, t, m))
 

@@ -259,7 +259,7 @@ static int rcvtimeo_ms(struct vsock *vs)
  * thread queued for us) has something. Returns 0, 1 when the kernel
  * socket was shut down for reading (a blocking receive then returns 0,
  * though a non-blocking one on the kernel socket says EAGAIN), or -1 with
- * errno (EAGAIN on timeout, EINTR).
+ * errno (EAGAIN on timeout, EINTR as the kernel's recv() would give it).
  */
 static int wait_both(struct vsock *vs, int *timeout_ms)
 {
@@ -275,9 +275,17 @@ static int wait_both(struct vsock *vs, int *timeout_ms)
 		p[n++] = (struct pollfd){ .fd = vs->att[i]->ring->rs.fd,
 					  .events = POLLIN };
 	pthread_rwlock_unlock(&vs->lock);
-	/* a queue filled between our last look and waiters++ */
-	rc = __atomic_load_n(&vs->qtotal, __ATOMIC_ACQUIRE) ? 1 :
-	     vmak_sys_poll(p, (nfds_t)n, *timeout_ms);
+	/*
+	 * A queue filled between our last look and waiters++. A handler
+	 * with SA_RESTART does not end a wait without SO_RCVTIMEO (the
+	 * kernel's recv() would restart); any other handler does (EINTR).
+	 */
+	do {
+		vsig_arm();
+		rc = __atomic_load_n(&vs->qtotal, __ATOMIC_ACQUIRE) ? 1 :
+		     vmak_sys_poll(p, (nfds_t)n, *timeout_ms);
+	} while (rc < 0 && errno == EINTR && *timeout_ms < 0 &&
+		 vsig_restartable());
 	__atomic_sub_fetch(&vs->waiters, 1, __ATOMIC_ACQ_REL);
 	if (p[1].revents)
 		vsock_clear_efd(vs);

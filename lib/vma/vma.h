@@ -398,6 +398,40 @@ int vsock_fionread(struct vsock *vs, int *out) VMAK_HIDDEN;
 bool vsock_readable(struct vsock *vs) VMAK_HIDDEN;
 void vsock_clear_efd(struct vsock *vs) VMAK_HIDDEN;
 
+/* ---- sig.c ---- */
+
+/*
+ * The program's signal handlers run behind our trampolines, which note
+ * here, per thread, that a handler ran and whether one without SA_RESTART
+ * did: a receive asleep in poll() is restarted as the kernel would
+ * restart it.
+ */
+struct vsig_seen {
+	volatile sig_atomic_t ran, intr;
+};
+extern __thread struct vsig_seen vsig_seen
+	__attribute__((tls_model("initial-exec"))) VMAK_HIDDEN;
+
+static inline void vsig_arm(void)
+{
+	vsig_seen.ran = 0;
+	vsig_seen.intr = 0;
+}
+
+/* After EINTR: did only handlers with SA_RESTART (known to us) run? */
+static inline bool vsig_restartable(void)
+{
+	return vsig_seen.ran && !vsig_seen.intr;
+}
+
+int vsig_action(int sig, const struct sigaction *act, struct sigaction *oact)
+	VMAK_HIDDEN;
+typedef void (*vsig_handler)(int);
+vsig_handler vsig_signal(int sig, vsig_handler fn) VMAK_HIDDEN;
+vsig_handler vsig_sysv_signal(int sig, vsig_handler fn) VMAK_HIDDEN;
+vsig_handler vsig_sigset(int sig, vsig_handler fn) VMAK_HIDDEN;
+int vsig_siginterrupt(int sig, int flag) VMAK_HIDDEN;
+
 /* ---- poll.c ---- */
 
 int vpoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
