@@ -718,6 +718,55 @@ TEST_F(pre, the_library_fds_look_closed)
 	close(fd);
 }
 
+/*
+ * What the rings queued for a socket stays readable when the socket gets
+ * new rules: connect() after bind() (the kernel's connect() keeps the
+ * receive queue), and SO_VMA_RING_ALLOC_LOGIC after bind (the socket
+ * moves to rings of the new logic, as libvma moves it). After connect()
+ * to a peer that is not the sender, the sender's datagrams are the
+ * kernel's to refuse: none arrives.
+ */
+TEST_F(pre, queued_datagrams_survive_connect_and_a_ring_move)
+{
+	/* struct vma_ring_alloc_logic_attr: USER_ID | INGRESS, per user id 3 */
+	struct {
+		uint32_t comp_mask;
+		int32_t logic;
+		uint32_t profile_key, user_id;
+		uint32_t ingress:1, egress:1, reserved:30;
+	} attr = { (1 << 1) | (1 << 2), 11, 0, 3, 1, 0, 0 };
+	struct sockaddr_in peer = { .sin_family = AF_INET, .sin_port = htons(9) };
+	int fd = udp_bound(30028), fd2 = udp_bound(30029);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_GE(fd2, 0);
+	send_n(self->cmd, self->done, 30028, 40, 24);
+	send_n(self->cmd, self->done, 30029, 40, 24);
+	usleep(100000);
+	inet_pton(AF_INET, "10.8.0.1", &peer.sin_addr);
+	ASSERT_EQ(0, connect(fd, (void *)&peer, sizeof(peer)));
+	EXPECT_EQ(40, drain(fd));
+	send_n(self->cmd, self->done, 30028, 5, 24);
+	usleep(100000);
+	EXPECT_EQ(0, drain(fd));
+
+	ASSERT_EQ(0, setsockopt(fd2, SOL_SOCKET, 2810, &attr, sizeof(attr)));
+	EXPECT_EQ(40, drain(fd2));
+	send_n(self->cmd, self->done, 30029, 7, 24);
+	usleep(100000);
+	EXPECT_EQ(7, drain(fd2));
+	/* and back to the default logic, with datagrams queued again */
+	send_n(self->cmd, self->done, 30029, 9, 24);
+	usleep(100000);
+	attr.logic = 0;
+	ASSERT_EQ(0, setsockopt(fd2, SOL_SOCKET, 2810, &attr, sizeof(attr)));
+	send_n(self->cmd, self->done, 30029, 4, 24);
+	usleep(100000);
+	EXPECT_EQ(13, drain(fd2));
+	close(fd);
+	close(fd2);
+}
+
 struct intr_recv {
 	int fd;
 	bool raw;		/* the system call itself: the kernel's answer */

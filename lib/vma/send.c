@@ -119,6 +119,8 @@ static int fetch_header(struct vsock *vs, struct vhdr *h, bool connected)
 		fd = vs->helper;
 	}
 	for (i = 0; i < vs->nvatt; i++) {
+		if (vs->att[i]->retired)
+			continue;	/* its ring no longer vouches for us */
 		memset(&nh, 0, sizeof(nh));
 		nh.fd = fd;
 		len = sizeof(nh);

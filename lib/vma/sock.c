@@ -159,9 +159,35 @@ static void att_free(struct vatt *a)
 	pthread_mutex_lock(&r->lock);
 	vring_att_del_locked(r, a);
 	pthread_mutex_unlock(&r->lock);
-	vmak_rule_del(r->rs.fd, a->cookie);
+	if (!a->retired)
+		vmak_rule_del(r->rs.fd, a->cookie);
 	vring_put(r);
 	free(a);
+}
+
+/*
+ * Stop a's rule, keeping what it steered: a re-offload (connect after
+ * bind, a new ring logic) or the way back to the kernel socket must not
+ * lose datagrams already queued, as the kernel's connect() keeps its
+ * receive queue. The ring is drained after the rule is gone, so what the
+ * rule put on it lands in a's queue too. True when nothing is left and a
+ * can go.
+ */
+static bool att_retire(struct vatt *a)
+{
+	struct vring *r = a->ring;
+	bool empty;
+
+	if (!a->retired) {
+		vmak_rule_del(r->rs.fd, a->cookie);
+		a->retired = true;
+		a->group = false;
+	}
+	pthread_mutex_lock(&r->lock);
+	vring_drain_locked(r);
+	empty = !a->qlen;
+	pthread_mutex_unlock(&r->lock);
+	return empty;
 }
 
 void vsock_watch_sync_locked(struct vsock *vs)
@@ -177,13 +203,18 @@ void vsock_watch_sync_locked(struct vsock *vs)
 	__atomic_store_n(&vs->nwatch, vs->nvatt, __ATOMIC_RELEASE);
 }
 
-/* Call with vs->lock held for writing. */
-static void detach_locked(struct vsock *vs, bool groups_too)
+/*
+ * Call with vs->lock held for writing. keep: attachments with queued
+ * datagrams stay, retired, until a later detach finds them empty.
+ */
+static void detach_locked(struct vsock *vs, bool groups_too, bool keep)
 {
 	int i, j = 0;
 
 	for (i = 0; i < vs->nvatt; i++) {
 		if (vs->att[i]->group && !groups_too)
+			vs->att[j++] = vs->att[i];
+		else if (keep && !att_retire(vs->att[i]))
 			vs->att[j++] = vs->att[i];
 		else
 			att_free(vs->att[i]);
@@ -195,7 +226,7 @@ static void detach_locked(struct vsock *vs, bool groups_too)
 void vsock_detach_all(struct vsock *vs)
 {
 	pthread_rwlock_wrlock(&vs->lock);
-	detach_locked(vs, true);
+	detach_locked(vs, true, false);
 	pthread_rwlock_unlock(&vs->lock);
 }
 
@@ -207,7 +238,7 @@ void vsock_to_os(struct vsock *vs, const char *why)
 		if (vs->nvatt)
 			vlog(VLOG_INFO, "fd %d: back to the kernel socket: %s",
 			     vs->fd, why);
-		detach_locked(vs, true);
+		detach_locked(vs, true, true);
 	}
 	vstats_addresses(vs);
 	pthread_rwlock_unlock(&vs->lock);
@@ -349,10 +380,11 @@ static uint64_t ring_key(struct vsock *vs)
 	return (uint64_t)logic << 56 | (v & ((1ULL << 56) - 1));
 }
 
+static void offload_locked(struct vsock *vs, bool groups_too);
+
 int vsock_ring_logic(struct vsock *vs, const void *val, socklen_t len)
 {
 	struct vring_alloc_attr at;
-	int err = 0;
 
 	if (!val || len != sizeof(at))
 		return errno = EINVAL, -1;
@@ -362,22 +394,21 @@ int vsock_ring_logic(struct vsock *vs, const void *val, socklen_t len)
 	    !vring_logic_valid(at.logic))
 		return errno = EINVAL, -1;
 	pthread_rwlock_wrlock(&vs->lock);
-	if (vs->nvatt) {
-		/* libvma moves the socket's rings; we do not yet */
-		err = EBUSY;
-	} else if (((at.comp_mask & VRING_MASK_INGRESS) && at.ingress) ||
-		   ((at.comp_mask & VRING_MASK_EGRESS) && at.egress)) {
+	if (((at.comp_mask & VRING_MASK_INGRESS) && at.ingress) ||
+	    ((at.comp_mask & VRING_MASK_EGRESS) && at.egress)) {
 		/* one ring carries both directions of a socket */
 		vs->logic = at.logic;
 		if (at.comp_mask & VRING_MASK_USER_ID)
 			vs->user_id = at.user_id;
+		/*
+		 * A socket with rules moves to the rings of its new logic,
+		 * as libvma moves it; what the old rings queued for it is
+		 * still read.
+		 */
+		if (vs->nvatt)
+			offload_locked(vs, true);
 	}
 	pthread_rwlock_unlock(&vs->lock);
-	if (err) {
-		vlog(VLOG_DEBUG, "fd %d: SO_VMA_RING_ALLOC_LOGIC after the socket has rings: set it before bind, connect or a group join",
-		     vs->fd);
-		return errno = err, -1;
-	}
 	return 0;
 }
 
@@ -568,17 +599,21 @@ static void groups_pending_locked(struct vsock *vs)
 	}
 }
 
-void vsock_offload(struct vsock *vs)
+/*
+ * Rules for what vs is now (bound, connected, joined), replacing the
+ * ones it had; groups_too: the groups' rules as well (a new ring logic).
+ * Call with vs->lock held for writing.
+ */
+static void offload_locked(struct vsock *vs, bool groups_too)
 {
 	struct sockaddr_storage local, peer;
 	socklen_t llen = sizeof(local), plen = sizeof(peer);
 	int idx[VSOCK_MAX_ATT], n;
 	bool connected;
 
-	pthread_rwlock_wrlock(&vs->lock);
 	if (vs->os_only)
 		goto out;
-	detach_locked(vs, false);
+	detach_locked(vs, groups_too, true);
 	vs->tried = true;
 	if (getsockname(vs->fd, (struct sockaddr *)&local, &llen) ||
 	    (local.ss_family != AF_INET && local.ss_family != AF_INET6))
@@ -613,6 +648,12 @@ void vsock_offload(struct vsock *vs)
 			  rule_error(errno));
 out:
 	vstats_addresses(vs);
+}
+
+void vsock_offload(struct vsock *vs)
+{
+	pthread_rwlock_wrlock(&vs->lock);
+	offload_locked(vs, false);
 	pthread_rwlock_unlock(&vs->lock);
 }
 

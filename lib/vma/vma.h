@@ -205,6 +205,12 @@ struct vatt {
 	struct vsock *vs;
 	uint32_t cookie;
 	bool group;		/* a multicast group's rule */
+	/*
+	 * Its rule is gone (the socket moved to other rules or rings): it
+	 * keeps what was steered into its queue until that is read, and
+	 * steers and sends nothing more.
+	 */
+	bool retired;
 	uint8_t group_addr[16];
 	/* queue, under ring->lock */
 	struct vdgram *q;
