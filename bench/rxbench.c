@@ -13,8 +13,13 @@
  *                   the one vmak mode that reads the clock per packet, as
  *                   AF_PACKET does
  *       recvmmsg    kernel UDP socket, recvmmsg() batches of 64
+ *       recvmmsg-busy  the same, non-blocking in a loop, SO_BUSY_POLL 50 us
+ *                   (the socket's NAPI polled from the call where the
+ *                   device has NAPI; on veth a spinning receiver)
  *       afpacket    AF_PACKET TPACKET_V3 ring (counts UDP to PORT)
  *       afxdp       AF_XDP socket in generic (SKB) mode, copy (libxdp)
+ *       afxdp-busy  the same, spinning on its RX ring instead of sleeping
+ *                   in poll(), SO_PREFER_BUSY_POLL and SO_BUSY_POLL 50 us
  *       sink        no receiver: counts packets arriving at DEV (the
  *                   caller drops them), the sender's ceiling
  *
@@ -22,7 +27,8 @@
  * Prints one line: "MODE pps N packets N seconds S", then what the window
  * cost: "arrived" (pps arriving at DEV), "busy0 busy1" (percent of vCPUs 0
  * and 1 not idle) and "ipi" (RPS IPIs received, all CPUs, per arriving
- * packet; softnet_stat).
+ * packet; softnet_stat). A window still open 30 s after it should have
+ * closed ends the run with "MODE window stuck", its state and count.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +40,7 @@
 #include <netinet/udp.h>
 #include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +139,23 @@ struct window {
 	struct usage u0, u1;
 };
 
+static struct window *watched;
+static const char *watched_mode;
+
+/* A window that does not close says where it stands, and the run ends. */
+static void window_stuck(int sig)
+{
+	char line[160];
+	int n;
+
+	(void)sig;
+	n = snprintf(line, sizeof(line), "%s window stuck: state %d, %.1f s since start\n",
+		     watched_mode, watched->state, now() - watched->start);
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
+		n = 0;
+	_exit(3);
+}
+
 /* Set up: tell the runner to start sending, then warm up and measure. */
 static void window_init(struct window *w)
 {
@@ -139,6 +163,9 @@ static void window_init(struct window *w)
 	fflush(stdout);
 	memset(w, 0, sizeof(*w));
 	w->start = now();
+	watched = w;
+	signal(SIGALRM, window_stuck);
+	alarm((unsigned int)(warmup + secs) + 30);
 }
 
 /* Call often with the running count; returns 0 once the window closed. */
@@ -280,7 +307,11 @@ static int run_vmak(const char *mode, int busy, int moderate, int stamp,
 	return 0;
 }
 
-static int run_recvmmsg(void)
+/*
+ * busy: the kernel socket's polling mode: non-blocking recvmmsg() in a
+ * loop, SO_BUSY_POLL set, instead of sleeping in the call.
+ */
+static int run_recvmmsg(int busy)
 {
 	static char bufs[64][2048];
 	struct mmsghdr msgs[64];
@@ -291,6 +322,11 @@ static int run_recvmmsg(void)
 	int fd = udp_socket();
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (busy) {
+		int usec = 50;
+
+		setsockopt(fd, SOL_SOCKET, SO_BUSY_POLL, &usec, sizeof(usec));
+	}
 	for (int i = 0; i < 64; i++) {
 		iov[i].iov_base = bufs[i];
 		iov[i].iov_len = sizeof(bufs[i]);
@@ -300,12 +336,12 @@ static int run_recvmmsg(void)
 	}
 	window_init(&w);
 	do {
-		int n = recvmmsg(fd, msgs, 64, 0, NULL);
+		int n = recvmmsg(fd, msgs, 64, busy ? MSG_DONTWAIT : 0, NULL);
 
 		if (n > 0)
 			count += (uint64_t)n;
 	} while (window_tick(&w, count));
-	report("recvmmsg", &w);
+	report(busy ? "recvmmsg-busy" : "recvmmsg", &w);
 	return 0;
 }
 
@@ -368,7 +404,12 @@ static int run_afpacket(void)
 }
 
 #ifdef HAVE_LIBXDP
-static int run_afxdp(void)
+/*
+ * busy: AF_XDP's polling mode: spin on the RX ring (kicking the kernel
+ * when the FILL ring asks) with SO_PREFER_BUSY_POLL and SO_BUSY_POLL set,
+ * instead of sleeping in poll().
+ */
+static int run_afxdp(int busy)
 {
 	struct xsk_socket_config scfg = {
 		.rx_size = 4096, .tx_size = 0,
@@ -398,6 +439,16 @@ static int run_afxdp(void)
 		fprintf(stderr, "rxbench: AF_XDP: %s\n", strerror(-err));
 		return 1;
 	}
+	if (busy) {
+		int one = 1, usec = 50, budget = 64;
+
+		setsockopt(xsk_socket__fd(xsk), SOL_SOCKET, SO_PREFER_BUSY_POLL,
+			   &one, sizeof(one));
+		setsockopt(xsk_socket__fd(xsk), SOL_SOCKET, SO_BUSY_POLL,
+			   &usec, sizeof(usec));
+		setsockopt(xsk_socket__fd(xsk), SOL_SOCKET, SO_BUSY_POLL_BUDGET,
+			   &budget, sizeof(budget));
+	}
 	if (xsk_ring_prod__reserve(&fq, 4096, &idx) != 4096)
 		return 1;
 	for (uint32_t i = 0; i < 4096; i++)
@@ -411,10 +462,11 @@ static int run_afxdp(void)
 		if (!n) {
 			struct pollfd p = { .fd = xsk_socket__fd(xsk), .events = POLLIN };
 
-			if (xsk_ring_prod__needs_wakeup(&fq))
+			if (busy || xsk_ring_prod__needs_wakeup(&fq))
 				recvfrom(xsk_socket__fd(xsk), NULL, 0, MSG_DONTWAIT,
 					 NULL, NULL);
-			poll(&p, 1, 100);
+			if (!busy)
+				poll(&p, 1, 100);
 			continue;
 		}
 		while (xsk_ring_prod__reserve(&fq, n, &fidx) != n)
@@ -433,7 +485,7 @@ static int run_afxdp(void)
 		xsk_ring_prod__submit(&fq, n);
 		xsk_ring_cons__release(&rx, n);
 	} while (window_tick(&w, count));
-	report("afxdp", &w);
+	report(busy ? "afxdp-busy" : "afxdp", &w);
 	xsk_socket__delete(xsk);
 	xsk_umem__delete(umem);
 	return 0;
@@ -461,11 +513,12 @@ int main(int argc, char **argv)
 	}
 	if (!mode || !dev || !port) {
 		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-ts|vmak-poll|vmak-mod|recvmmsg|"
-			"afpacket|afxdp|sink -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
+			"recvmmsg-busy|afpacket|afxdp|afxdp-busy|sink -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
 			"[-r RULES] [-c CPU]\n");
 		return 2;
 	}
 	bench_pin(cpu);
+	watched_mode = mode;
 	if (!strcmp(mode, "vmak-busy"))
 		return run_vmak(mode, 1, 0, 0, nrules);
 	if (!strcmp(mode, "vmak-ts"))
@@ -475,14 +528,18 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "vmak-mod"))
 		return run_vmak(mode, 0, 1, 0, nrules);
 	if (!strcmp(mode, "recvmmsg"))
-		return run_recvmmsg();
+		return run_recvmmsg(0);
+	if (!strcmp(mode, "recvmmsg-busy"))
+		return run_recvmmsg(1);
 	if (!strcmp(mode, "sink"))
 		return run_sink();
 	if (!strcmp(mode, "afpacket"))
 		return run_afpacket();
 #ifdef HAVE_LIBXDP
 	if (!strcmp(mode, "afxdp"))
-		return run_afxdp();
+		return run_afxdp(0);
+	if (!strcmp(mode, "afxdp-busy"))
+		return run_afxdp(1);
 #endif
 	fprintf(stderr, "rxbench: mode '%s' not available\n", mode);
 	return 2;
