@@ -26,8 +26,9 @@
  * -r N installs N extra raw vmak rules (other ports) before measuring.
  * Prints one line: "MODE pps N packets N seconds S", then what the window
  * cost: "arrived" (pps arriving at DEV), "busy0 busy1" (percent of vCPUs 0
- * and 1 not idle) and "ipi" (RPS IPIs received, all CPUs, per arriving
- * packet; softnet_stat). A window still open 30 s after it should have
+ * and 1 not idle), "ipi" (RPS IPIs received, all CPUs, per arriving
+ * packet; softnet_stat) and "batch" (packets the stack received per NET_RX
+ * softirq run, all CPUs: how many a flush per softirq would cover). A window still open 30 s after it should have
  * closed ends the run with "MODE window stuck", its state and count.
  */
 #include <arpa/inet.h>
@@ -76,6 +77,8 @@ struct usage {
 	uint64_t arrived;	/* rx_packets of the device */
 	uint64_t idle[2];	/* idle and iowait ticks of vCPUs 0 and 1 */
 	uint64_t ipis;		/* RPS IPIs received, all CPUs */
+	uint64_t processed;	/* packets the stack received, all CPUs */
+	uint64_t net_rx;	/* NET_RX softirq runs, all CPUs */
 };
 
 static uint64_t rx_packets(void)
@@ -122,10 +125,30 @@ static void usage_read(struct usage *u)
 	while (f && fgets(line, sizeof(line), f)) {
 		unsigned int v[10];
 
-		/* the tenth column counts RPS IPIs received */
+		/* the first column counts packets received, the tenth RPS
+		 * IPIs received
+		 */
 		if (sscanf(line, "%x %x %x %x %x %x %x %x %x %x", &v[0], &v[1], &v[2],
-			   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) == 10)
+			   &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) == 10) {
+			u->processed += v[0];
 			u->ipis += v[9];
+		}
+	}
+	if (f)
+		fclose(f);
+	f = fopen("/proc/softirqs", "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "NET_RX:"), *end;
+		unsigned long long n;
+
+		if (!p)
+			continue;
+		for (p += strlen("NET_RX:");; p = end) {
+			n = strtoull(p, &end, 10);
+			if (end == p)
+				break;
+			u->net_rx += n;
+		}
 	}
 	if (f)
 		fclose(f);
@@ -192,15 +215,17 @@ static void report(const char *mode, struct window *w)
 {
 	double s = w->end - w->begin, ticks = s * sysconf(_SC_CLK_TCK);
 	uint64_t arrived = w->u1.arrived - w->u0.arrived;
+	uint64_t runs = w->u1.net_rx - w->u0.net_rx;
 
 	printf("%s pps %.0f packets %llu seconds %.3f\n", mode,
 	       s > 0 ? w->count / s : 0, (unsigned long long)w->count, s);
 	if (s <= 0)	/* the window never closed: nothing was measured */
 		return;
-	printf("arrived %.0f busy0 %.0f busy1 %.0f ipi %.2f\n", arrived / s,
+	printf("arrived %.0f busy0 %.0f busy1 %.0f ipi %.2f batch %.1f\n", arrived / s,
 	       100 - 100 * (w->u1.idle[0] - w->u0.idle[0]) / ticks,
 	       100 - 100 * (w->u1.idle[1] - w->u0.idle[1]) / ticks,
-	       arrived ? (double)(w->u1.ipis - w->u0.ipis) / arrived : 0);
+	       arrived ? (double)(w->u1.ipis - w->u0.ipis) / arrived : 0,
+	       runs ? (double)(w->u1.processed - w->u0.processed) / runs : 0);
 }
 
 /* No receiver: the window over the packets arriving at the device. */
