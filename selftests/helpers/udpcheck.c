@@ -4,9 +4,10 @@
  * kernel sockets and under LD_PRELOAD=libvmak.so; both runs must print the
  * same thing.
  *
- *   udpcheck send ADDR PORT N            N datagrams, sequence-numbered;
- *                                        every 50th is 3000 bytes (IP
- *                                        fragments: the kernel socket's)
+ *   udpcheck send ADDR PORT N [FIRST]    N datagrams, sequence-numbered
+ *                                        from FIRST (default 0); every
+ *                                        50th is 3000 bytes (IP fragments:
+ *                                        the kernel socket's)
  *   udpcheck recv ADDR PORT N MODE [DEV [MS]]
  *                                        bind ADDR:PORT, receive N with
  *                                        MODE: recvfrom recvmsg recvmmsg
@@ -65,7 +66,7 @@ static int mkaddr(const char *a, int port, struct sockaddr_storage *ss,
 	exit(2);
 }
 
-static int do_send(const char *addr, int port, uint32_t n)
+static int do_send(const char *addr, int port, uint32_t n, uint32_t first)
 {
 	struct sockaddr_storage ss;
 	static char buf[3000];
@@ -75,7 +76,7 @@ static int do_send(const char *addr, int port, uint32_t n)
 	int fd = socket(af, SOCK_DGRAM, 0);
 	struct timespec pause = { 0, 1000000 };
 
-	for (i = 0; i < n; i++) {
+	for (i = first; i < first + n; i++) {
 		memcpy(buf, &i, sizeof(i));
 		memset(buf + 4, (int)(i & 0xff), dgram_len(i) - 4);
 		if (sendto(fd, buf, dgram_len(i), 0, (struct sockaddr *)&ss,
@@ -334,11 +335,12 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 int main(int argc, char **argv)
 {
 	if (argc >= 5 && !strcmp(argv[1], "send"))
-		return do_send(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]));
+		return do_send(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]),
+			       argc > 5 ? (uint32_t)atoi(argv[5]) : 0);
 	if (argc >= 6 && !strcmp(argv[1], "recv"))
 		return do_recv(argv[2], atoi(argv[3]), (uint32_t)atoi(argv[4]),
 			       argv[5], argc > 6 && *argv[6] ? argv[6] : NULL,
 			       argc > 7 ? atoi(argv[7]) : 0);
-	fprintf(stderr, "usage: udpcheck send ADDR PORT N | recv ADDR PORT N MODE [DEV]\n");
+	fprintf(stderr, "usage: udpcheck send ADDR PORT N [FIRST] | recv ADDR PORT N MODE [DEV [MS]]\n");
 	return 2;
 }
