@@ -275,6 +275,7 @@ bench: lib tools selftests
 	if [ -s $$r/bench.csv ] && [ $$(wc -l < $$r/bench.csv) -gt 1 ]; then bench/report $$r/bench.csv bench/results rx; fi; \
 	if [ -s $$r/bench-tx.csv ] && [ $$(wc -l < $$r/bench-tx.csv) -gt 1 ]; then bench/report $$r/bench-tx.csv bench/results tx; fi; \
 	if [ -s $$r/bench-lat.csv ] && [ $$(wc -l < $$r/bench-lat.csv) -gt 1 ]; then bench/report $$r/bench-lat.csv bench/results lat; fi; \
+	if [ -s $$r/bench-preload.csv ] && [ $$(wc -l < $$r/bench-preload.csv) -gt 1 ]; then bench/report $$r/bench-preload.csv bench/results preload; fi; \
 	if [ -s $$r/bench-mem.txt ]; then cp $$r/bench-mem.txt bench/results/mem.txt; fi; \
 	bench/plot bench/results
 
