@@ -28,8 +28,9 @@
  * cost: "arrived" (pps arriving at DEV), "busy0 busy1" (percent of vCPUs 0
  * and 1 not idle), "ipi" (RPS IPIs received, all CPUs, per arriving
  * packet; softnet_stat) and "batch" (packets the stack received per NET_RX
- * softirq run, all CPUs: how many a flush per softirq would cover). A window still open 30 s after it should have
- * closed ends the run with "MODE window stuck", its state and count.
+ * softirq run, all CPUs: how many a flush per softirq would cover). A
+ * window still open 30 s after it should have closed ends the run with
+ * "MODE window stuck", its state and count.
  */
 #include <arpa/inet.h>
 #include <errno.h>
