@@ -287,13 +287,14 @@ htmldocs:
 install: module lib tools $(B)/libvmak.pc
 	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) VMAK_VERSION=$(VMAK_VERSION) modules_install
 	depmod -a $(KERNELRELEASE) || true
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/vmak $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/vmak $(DESTDIR)$(INCLUDEDIR)/mellanox $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/libvmak.so.$(SOVERSION)
 	ln -sf libvmak.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libvmak.so
 	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
 	install -m 0644 $(B)/libvmak.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 0644 lib/include/vmak/*.h $(DESTDIR)$(INCLUDEDIR)/vmak/
+	install -m 0644 lib/include/mellanox/vma_extra.h $(DESTDIR)$(INCLUDEDIR)/mellanox/
 	install -m 0644 uapi/linux/vmak*.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 0755 $(VMAKCTL) $(DESTDIR)$(BINDIR)/
 	install -m 0644 Documentation/vmakctl.8 $(DESTDIR)$(MANDIR)/man8/
