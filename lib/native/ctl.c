@@ -371,7 +371,7 @@ VMAK_API int vmak_ctl_ring_list(const struct vmak_ring_filter *filter,
 	int err;
 
 	if (filter) {
-		if (!VMAK_SZ_IN(&fl, filter))
+		if (!VMAK_SZ_IN(vmak_ring_filter, &fl, filter))
 			return -EINVAL;
 		f = &fl;
 	}

@@ -10,6 +10,7 @@
 #include "linux/vmak.h"
 #include "internal.h"
 #include "nl.h"
+#include "sys.h"
 #include "vmak/ctl.h"
 
 static int info_attr_cb(const struct nlattr *attr, void *data)
@@ -79,7 +80,7 @@ VMAK_API int vmak_info_get(struct vmak_info *info)
 	vmak_nl_close(&nl);
 	if (!err && !out.family)
 		err = -EPROTO;
-	VMAK_SZ_OUT(info, &out);
+	VMAK_SZ_OUT(vmak_info, info, &out);
 	return err;
 }
 
@@ -111,7 +112,7 @@ VMAK_API int vmak_family(void)
 	f = fopen(VMAK_FAMILY_SYSFS, "re");
 	if (f) {
 		fam = fgets(buf, sizeof(buf), f) ? vmak_parse_family(buf) : -EIO;
-		fclose(f);
+		vmak_sys_fclose(f);
 	} else {
 		fam = vmak_info_get(&info);
 		if (fam == 0)
@@ -122,16 +123,3 @@ VMAK_API int vmak_family(void)
 	return fam;
 }
 
-VMAK_API const char *vmak_strerror(int err)
-{
-	if (err < 0)
-		err = -err;
-	switch (err) {
-	case ENOENT:
-		return "vmak module not loaded (modprobe vmak)";
-	case EPROTO:
-		return "unexpected reply from the vmak module (version mismatch?)";
-	default:
-		return strerror(err);
-	}
-}

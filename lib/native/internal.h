@@ -17,8 +17,11 @@
  */
 bool vmak_sz_in(void *dst, size_t known, const void *src) VMAK_HIDDEN;
 bool vmak_sz_out(void *dst, const void *src, size_t known) VMAK_HIDDEN;
-#define VMAK_SZ_IN(dst, src)	vmak_sz_in((dst), sizeof(*(dst)), (src))
-#define VMAK_SZ_OUT(dst, src)	vmak_sz_out((dst), (src), sizeof(*(src)))
+/* The size the library knows a struct by: up to its last field's end. */
+#define vmak_offsetofend(type, f) (offsetof(type, f) + sizeof(((type *)0)->f))
+#define VMAK_SZ_KNOWN(type)	vmak_offsetofend(struct type, type##__last_field)
+#define VMAK_SZ_IN(type, dst, src) vmak_sz_in((dst), VMAK_SZ_KNOWN(type), (src))
+#define VMAK_SZ_OUT(type, dst, src) vmak_sz_out((dst), (src), VMAK_SZ_KNOWN(type))
 
 /* info.c */
 int vmak_parse_family(const char *s) VMAK_HIDDEN;

@@ -323,3 +323,17 @@ int vmak_nl_talk(struct vmak_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 	free(buf);
 	return ret < 0 ? ret : 0;
 }
+
+VMAK_API const char *vmak_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case ENOENT:
+		return "vmak module not loaded (modprobe vmak)";
+	case EPROTO:
+		return "unexpected reply from the vmak module (version mismatch?)";
+	default:
+		return strerror(err);
+	}
+}

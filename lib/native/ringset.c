@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -181,7 +182,7 @@ VMAK_API int vmak_ringset_open(struct vmak_ringset *rs,
 	memset(rs, 0, sizeof(*rs));
 	rs->fd = -1;
 	vmak_ringset_config_default(cfg);
-	if (!VMAK_SZ_IN(cfg, config))
+	if (!VMAK_SZ_IN(vmak_ringset_config, cfg, config) || cfg->reserved)
 		return -EINVAL;
 	fam = vmak_family();
 	if (fam < 0)
@@ -328,5 +329,25 @@ VMAK_API int vmak_ringset_direct(const struct vmak_ringset *rs,
 		direct_ring(&p->rx.prod, sizeof(struct vmak_rx_desc), &out.recv_cq);
 	out.ring_id = info.id;
 	out.queue_id = info.queue_id;
-	return VMAK_SZ_OUT(d, &out) ? 0 : -EINVAL;
+	return VMAK_SZ_OUT(vmak_direct, d, &out) ? 0 : -EINVAL;
+}
+
+VMAK_API int vmak_ringset_net_header(const struct vmak_ringset *rs, int udp_fd,
+				     struct vmak_net_header *nh)
+{
+	socklen_t len = sizeof(*nh);
+
+	memset(nh, 0, sizeof(*nh));
+	nh->fd = udp_fd;
+	if (vmak_sys_getsockopt(rs->fd, SOL_VMAK, VMAK_NET_HEADER, nh, &len))
+		return -errno;
+	return 0;
+}
+
+VMAK_API int vmak_ringset_kick(const struct vmak_ringset *rs)
+{
+	/* raw: a kick never leaves a cancelled thread's locks behind */
+	if (syscall(SYS_sendto, rs->fd, NULL, 0, MSG_DONTWAIT, NULL, 0) < 0)
+		return -errno;
+	return 0;
 }

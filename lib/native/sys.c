@@ -15,6 +15,13 @@
 static struct {
 	VMAK_SYS_CALLS(VMAK_SYS_POINTER)
 	VMAK_SYS_VCALLS(VMAK_SYS_VPOINTER)
+	VMAK_SYS_OPT_CALLS(VMAK_SYS_POINTER)
+	int (*open)(const char *, int, ...);
+	int (*open64)(const char *, int, ...);
+	int (*creat)(const char *, mode_t);
+	int (*creat64)(const char *, mode_t);
+	int (*openat)(int, const char *, int, ...);
+	int (*openat64)(int, const char *, int, ...);
 } sys;
 #undef VMAK_SYS_POINTER
 #undef VMAK_SYS_VPOINTER
@@ -46,9 +53,14 @@ static void sys_resolve(void)
 {
 #define VMAK_SYS_RESOLVE(ret, name, params, args)			\
 	*(void **)&sys.name = sys_lookup(#name);
+#define VMAK_SYS_RESOLVE_OPT(ret, name, params, args)			\
+	*(void **)&sys.name = dlsym(RTLD_NEXT, #name);
 	VMAK_SYS_CALLS(VMAK_SYS_RESOLVE)
 	VMAK_SYS_VCALLS(VMAK_SYS_RESOLVE)
+	VMAK_SYS_OPEN_CALLS(VMAK_SYS_RESOLVE)
+	VMAK_SYS_OPT_CALLS(VMAK_SYS_RESOLVE_OPT)
 #undef VMAK_SYS_RESOLVE
+#undef VMAK_SYS_RESOLVE_OPT
 }
 
 #define VMAK_SYS_DEFINE(ret, name, params, args)			\
@@ -59,4 +71,18 @@ ret vmak_sys_##name params						\
 }
 VMAK_SYS_CALLS(VMAK_SYS_DEFINE)
 VMAK_SYS_VCALLS(VMAK_SYS_DEFINE)
+VMAK_SYS_OPEN_CALLS(VMAK_SYS_DEFINE)
 #undef VMAK_SYS_DEFINE
+
+#define VMAK_SYS_DEFINE_OPT(ret, name, params, args)			\
+ret vmak_sys_##name params						\
+{									\
+	pthread_once(&sys_once, sys_resolve);				\
+	if (!sys.name) {						\
+		errno = ENOSYS;						\
+		return -1;						\
+	}								\
+	return sys.name args;						\
+}
+VMAK_SYS_OPT_CALLS(VMAK_SYS_DEFINE_OPT)
+#undef VMAK_SYS_DEFINE_OPT

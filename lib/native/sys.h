@@ -19,6 +19,7 @@
 #define _VMAK_SYS_H
 
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -90,7 +91,24 @@
 	X(int, sigaction, (int sig, const struct sigaction *a,		\
 			   struct sigaction *o), (sig, a, o))		\
 	X(int, epoll_pwait, (int ep, struct epoll_event *e, int n, int t, \
-			     const sigset_t *m), (ep, e, n, t, m))
+			     const sigset_t *m), (ep, e, n, t, m))		\
+	X(int, pipe, (int *p), (p))					\
+	X(int, pipe2, (int *p, int flags), (p, flags))			\
+	X(int, socketpair, (int d, int t, int p, int *sv), (d, t, p, sv)) \
+	X(int, accept, (int fd, struct sockaddr *sa, socklen_t *len),	\
+	  (fd, sa, len))						\
+	X(int, accept4, (int fd, struct sockaddr *sa, socklen_t *len,	\
+			 int flags), (fd, sa, len, flags))		\
+	X(int, eventfd, (unsigned int v, int flags), (v, flags))	\
+	X(int, memfd_create, (const char *name, unsigned int flags),	\
+	  (name, flags))						\
+	X(int, timerfd_create, (int clock, int flags), (clock, flags))	\
+	X(int, signalfd, (int fd, const sigset_t *m, int flags),	\
+	  (fd, m, flags))						\
+	X(int, inotify_init, (void), ())				\
+	X(int, inotify_init1, (int flags), (flags))			\
+	X(int, fclose, (FILE *fp), (fp))				\
+	X(int, daemon, (int nochdir, int noclose), (nochdir, noclose))
 
 /*
  * The variadic ones: called with one long argument, through a pointer of
@@ -100,10 +118,36 @@
 	X(int, fcntl, (int fd, int cmd, long arg), (fd, cmd, arg))	\
 	X(int, ioctl, (int fd, unsigned long req, long arg), (fd, req, arg))
 
+/*
+ * Calls a C library may lack (newer than glibc 2.31): resolved the same
+ * way, but a missing one fails with ENOSYS instead of stopping the
+ * program. Same X() shape.
+ */
+#define VMAK_SYS_OPT_CALLS(X)						\
+	X(int, close_range, (unsigned int lo, unsigned int hi, int flags), \
+	  (lo, hi, flags))						\
+	X(int, epoll_pwait2, (int ep, struct epoll_event *e, int n,	\
+			      const struct timespec *t, const sigset_t *m), \
+	  (ep, e, n, t, m))
+
+/*
+ * open() and its kin take a mode only with O_CREAT or O_TMPFILE: called
+ * with it always, through a pointer of their real (variadic) type.
+ */
+#define VMAK_SYS_OPEN_CALLS(X)						\
+	X(int, open, (const char *p, int fl, mode_t m), (p, fl, m))	\
+	X(int, open64, (const char *p, int fl, mode_t m), (p, fl, m))	\
+	X(int, creat, (const char *p, mode_t m), (p, m))		\
+	X(int, creat64, (const char *p, mode_t m), (p, m))		\
+	X(int, openat, (int d, const char *p, int fl, mode_t m), (d, p, fl, m)) \
+	X(int, openat64, (int d, const char *p, int fl, mode_t m), (d, p, fl, m))
+
 #define VMAK_SYS_DECLARE(ret, name, params, args)			\
 	ret vmak_sys_##name params VMAK_HIDDEN;
 VMAK_SYS_CALLS(VMAK_SYS_DECLARE)
 VMAK_SYS_VCALLS(VMAK_SYS_DECLARE)
+VMAK_SYS_OPT_CALLS(VMAK_SYS_DECLARE)
+VMAK_SYS_OPEN_CALLS(VMAK_SYS_DECLARE)
 #undef VMAK_SYS_DECLARE
 
 #endif /* _VMAK_SYS_H */

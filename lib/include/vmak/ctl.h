@@ -37,6 +37,7 @@ struct vmak_info {
 	uint32_t hooked_devices; /* devices of this netns with our hook */
 	uint64_t pinned_pages;	/* pages pinned by all UMEMs (0: not told) */
 };
+#define vmak_info__last_field pinned_pages
 
 /* Ask the module over generic netlink. */
 int vmak_info_get(struct vmak_info *info);
@@ -95,6 +96,7 @@ struct vmak_ring_filter {
 	int match_queue;
 	uint32_t queue_id;
 };
+#define vmak_ring_filter__last_field queue_id
 
 /* One ring; free *st with vmak_ctl_status_free(). */
 int vmak_ctl_ring_get(uint32_t id, struct vmak_ring_status **st);

@@ -23,7 +23,11 @@
 extern "C" {
 #endif
 
-/* One mapped ring; the same fields for both sides, distinct types. */
+/*
+ * One mapped ring; the same fields for both sides, distinct types. The
+ * members are the verbs' own: callers use the functions below, never the
+ * indexes (only the verbs know which load pairs with which store).
+ */
 #define VMAK_DEFINE_RING(name)						\
 struct name {								\
 	uint32_t cached_prod;						\
@@ -115,6 +119,19 @@ static inline uint32_t vmak_ring_peek(struct vmak_ring_cons *r, uint32_t n,
 	*idx = r->cached_cons;
 	r->cached_cons += avail;
 	return avail;
+}
+
+/*
+ * Entries the producer published beyond those the consumer released:
+ * a look without owning the consumer side (another thread may be between
+ * peek and release, whose entries then still count). Reads the published
+ * indexes, never the owner's cached ones.
+ */
+static inline uint32_t vmak_ring_cons_pending(const struct vmak_ring_cons *r)
+{
+	/* C, matches B */
+	return __atomic_load_n(r->producer, __ATOMIC_ACQUIRE) -
+	       __atomic_load_n(r->consumer, __ATOMIC_RELAXED);
 }
 
 static inline void vmak_ring_release(struct vmak_ring_cons *r, uint32_t n)

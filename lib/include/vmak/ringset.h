@@ -10,6 +10,12 @@
  * writes only what fits in sz and takes defaults for the rest; an older
  * library refuses, with -EINVAL, a struct that sets fields it does not
  * know. So fields are only ever appended, and old programs keep working.
+ *
+ * Each such struct names its last field (<type>__last_field): the library
+ * knows a struct up to the end of that field, not up to sizeof, so a
+ * field a later version appends in what is tail padding today is still
+ * one this version sees as unknown. The structs are laid out without
+ * tail padding (a unit test holds it).
  */
 #ifndef _VMAK_RINGSET_H
 #define _VMAK_RINGSET_H
@@ -43,7 +49,9 @@ struct vmak_ringset_config {
 	uint32_t chunk_size;
 	uint32_t headroom;
 	int shared_umem_fd;		/* -1, or a ring set to share UMEM with */
+	uint32_t reserved;		/* 0 (no tail padding: see above) */
 };
+#define vmak_ringset_config__last_field reserved
 
 /*
  * An open ring set. The caller allocates it; its fields never change
@@ -95,10 +103,27 @@ struct vmak_direct {
 	uint32_t ring_id;		/* VMAK_RING_INFO.id */
 	uint32_t queue_id;		/* bound queue (VMAK_QUEUE_ANY: any) */
 };
+#define vmak_direct__last_field queue_id
 
 #define VMAK_DIRECT_INIT { .sz = sizeof(struct vmak_direct) }
 
 int vmak_ringset_direct(const struct vmak_ringset *rs, struct vmak_direct *d);
+
+/*
+ * The headers the module would put in front of a datagram from the
+ * connected UDP socket udp_fd, sent through this ring set's device:
+ * nh->fd is set here; -ENOTCONN, -EXDEV (another device), -EAGAIN
+ * (the neighbour is being resolved).
+ */
+struct vmak_net_header;
+int vmak_ringset_net_header(const struct vmak_ringset *rs, int udp_fd,
+			    struct vmak_net_header *nh);
+/*
+ * Tell the module the TX ring has frames. Not a cancellation point, so
+ * it may be called with a lock held. -EAGAIN: a full COMPLETION ring
+ * stopped it (take completions, then kick again).
+ */
+int vmak_ringset_kick(const struct vmak_ringset *rs);
 
 /* Steer the flow of a bound/connected UDP socket into the ring set. */
 int vmak_rule_add_socket(int ring_fd, int udp_fd, uint32_t cookie);
