@@ -1,9 +1,22 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * The C library's socket calls, interposed. Each wrapper hands an
- * offloaded fd to lib/vma/ and everything else straight to the C library:
- * until the process creates its first UDP socket, one load and one branch
- * are all a call costs; after it, a lookup in the fd table.
+ * The C library's calls, interposed. Each is a forwarder: it looks the fd
+ * up in the table (lib/vma/fd.h), calls the object's op, drops the
+ * reference; or, for any fd that is not one of ours, calls the C library
+ * at once. Until the process has an object, one load and one branch are
+ * all a call costs; after, a lookup in the table. Policy lives below,
+ * never here.
+ *
+ * Every forwarder that reaches an object:
+ *  - marks the thread as inside the library: a signal handler that
+ *    interrupts us and calls an interposer goes straight to the C library
+ *    instead of waiting for a lock its own thread holds;
+ *  - keeps errno as it was when the call succeeds (only a failure sets
+ *    it, as with the C library's own calls).
+ *
+ * Calls that change what an fd is (close, dup2, close_range, socket,
+ * epoll_ctl...) also pass straight through in a vfork() child, which runs
+ * on its parent's memory (and so on its parent's fd table).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,13 +26,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "sys.h"
 #include "vma.h"
-
-#define ACTIVE()	__atomic_load_n(&vmak_active, __ATOMIC_RELAXED)
+#include "fd.h"
+#include "sig.h"
+#include "udp.h"
+#include "iomux.h"
 
 void __chk_fail(void) __attribute__((noreturn));
 ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags);
@@ -27,7 +48,13 @@ ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen,
 		       int flags, struct sockaddr *sa, socklen_t *salen);
 ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen);
 int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t,
+		const sigset_t *m, size_t fdslen);
 int fcntl64(int fd, int cmd, ...);
+int close_range(unsigned int lo, unsigned int hi, int flags);
+void closefrom(int lo);
+int epoll_pwait2(int epfd, struct epoll_event *ev, int n,
+		 const struct timespec *t, const sigset_t *m);
 
 /* Resolve the C library's calls while the process is still one thread. */
 __attribute__((constructor)) static void preload_init(void)
@@ -38,118 +65,206 @@ __attribute__((constructor)) static void preload_init(void)
 	errno = err;	/* the program sees no trace of it */
 }
 
+/* ---- entering the library ---- */
+
+/* The object behind fd, the thread marked inside; or NULL. */
+static inline struct vfd *enter(int fd)
+{
+	struct vfd *f;
+
+	if (!vfd_any() || vsig_seen.depth)
+		return NULL;
+	f = vfd_get(fd);
+	if (f)
+		vsig_seen.depth = 1;
+	return f;
+}
+
+/* Leave with the call's result: errno as it was unless it failed. */
+static inline void leave(struct vfd *f, int err, long rc)
+{
+	vfd_put(f);
+	vsig_seen.depth = 0;
+	if (rc >= 0)
+		errno = err;
+}
+
+/* For calls not on one fd (poll, select): false if re-entered. */
+static inline bool enter_any(void)
+{
+	if (!vfd_any() || vsig_seen.depth)
+		return false;
+	vsig_seen.depth = 1;
+	return true;
+}
+
+static inline void leave_any(int err, long rc)
+{
+	vsig_seen.depth = 0;
+	if (rc >= 0)
+		errno = err;
+}
+
+/*
+ * A forwarder's body: the op when the object has it, else the C library
+ * (RAW). Declares rc of TYPE.
+ */
+#define FORWARD(TYPE, FD, OP, OPARGS, RAW)				\
+	struct vfd *f = enter(FD);					\
+	int saved = errno;						\
+	TYPE rc;							\
+									\
+	if (!f)								\
+		return RAW;						\
+	rc = f->ops->OP ? f->ops->OP OPARGS : RAW;			\
+	leave(f, saved, (long)rc);					\
+	return rc
+
+/* ---- sockets ---- */
+
 VMAK_API int socket(int domain, int type, int protocol)
 {
-	int fd = vmak_sys_socket(domain, type, protocol);
-	struct vsock *vs;
+	int fd = vmak_sys_socket(domain, type, protocol), err = errno;
 
-	if (fd >= 0 && (domain == AF_INET || domain == AF_INET6) &&
+	if (fd < 0)
+		return fd;
+	vfd_fresh(fd);
+	if ((domain == AF_INET || domain == AF_INET6) &&
 	    (type & 0xf) == SOCK_DGRAM &&
 	    (protocol == 0 || protocol == IPPROTO_UDP) &&
-	    (vs = vsock_new(fd, domain)))
-		vs->nonblock = type & SOCK_NONBLOCK;
+	    !vsig_seen.depth && vproc_init() && !vproc_vforked())
+		vudp_new(fd, domain, type & SOCK_NONBLOCK);
+	errno = err;
 	return fd;
 }
 
 VMAK_API int bind(int fd, const struct sockaddr *sa, socklen_t len)
 {
-	struct vsock *vs;
-	int rc = vmak_sys_bind(fd, sa, len);
-
-	if (!rc && ACTIVE() && (vs = vfd_sock(fd))) {
-		vsock_offload(vs);
-		vsock_release(vs);
-	}
-	return rc;
+	FORWARD(int, fd, bind, (f, fd, sa, len), vmak_sys_bind(fd, sa, len));
 }
 
 VMAK_API int connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
-	struct vsock *vs;
-	int rc = vmak_sys_connect(fd, sa, len), err = errno;
-
-	if (ACTIVE() && (vs = vfd_sock(fd))) {
-		/* even a failed connect may have bound the socket */
-		vsock_offload(vs);
-		vsock_release(vs);
-	}
-	errno = err;
-	return rc;
+	FORWARD(int, fd, connect, (f, fd, sa, len),
+		vmak_sys_connect(fd, sa, len));
 }
 
-/* fd stops being what the table says (close, or a dup over it). */
-static void forget(int fd)
+VMAK_API int setsockopt(int fd, int level, int name, const void *val,
+			socklen_t len)
 {
-	void *obj;
+	FORWARD(int, fd, setsockopt, (f, fd, level, name, val, len),
+		vmak_sys_setsockopt(fd, level, name, val, len));
+}
 
-	switch (vfd_clear(fd, &obj)) {
-	case VFD_SOCK:
-		vsock_fd_closing(obj, fd);
-		vsock_fd_closed(obj);
-		break;
-	case VFD_EPOLL:
-		vepoll_release(obj);
-		break;
-	default:
-		break;
+VMAK_API int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	long arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	{
+		FORWARD(int, fd, ioctl, (f, fd, req, arg),
+			vmak_sys_ioctl(fd, req, arg));
 	}
 }
 
-/* Our own fds look closed to the application: EBADF, as for a free fd. */
-static bool internal(int fd)
+static bool is_dup(int cmd)
 {
-	if (vfd_kind(fd) != VFD_INTERNAL)
-		return false;
-	errno = EBADF;
-	return true;
+	return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
 }
+
+VMAK_API int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	long arg;
+	int nfd;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	if (is_dup(cmd)) {
+		nfd = vmak_sys_fcntl(fd, cmd, arg);
+		if (nfd >= 0 && (vfd_stale(fd) || vfd_stale(nfd)) &&
+		    !vproc_vforked()) {
+			int err = errno;
+
+			vfd_dup(fd, nfd);
+			errno = err;
+		}
+		return nfd;
+	}
+	{
+		FORWARD(int, fd, fcntl, (f, fd, cmd, arg),
+			vmak_sys_fcntl(fd, cmd, arg));
+	}
+}
+
+VMAK_API int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
+
+/* ---- an fd's end, and copies ---- */
 
 VMAK_API int close(int fd)
 {
-	void *obj;
-	enum vfd_kind k;
+	struct vfd *f;
 	int rc, err;
 
-	if (!ACTIVE())
+	if (!vfd_any())
 		return vmak_sys_close(fd);
-	if (internal(fd))
+	if (vfd_internal(fd)) {
+		errno = EBADF;	/* ours look closed, as a free fd does */
 		return -1;
-	k = vfd_clear(fd, &obj);
-	if (k == VFD_SOCK)
-		vsock_fd_closing(obj, fd);
+	}
+	if (vsig_seen.depth || !vfd_stale(fd) || vproc_vforked() ||
+	    !(f = vfd_closing(fd)))
+		return vmak_sys_close(fd);
+	vsig_seen.depth = 1;
 	rc = vmak_sys_close(fd);
 	err = errno;
-	if (k == VFD_SOCK)
-		vsock_fd_closed(obj);
-	else if (k == VFD_EPOLL)
-		vepoll_release(obj);
-	errno = err;	/* close()'s own, not our cleanup's */
+	/* Linux frees the number even when close() fails, but for EBADF */
+	vfd_closed(fd, f, rc < 0 && err == EBADF ? -1 : 0);
+	vsig_seen.depth = 0;
+	errno = err;
 	return rc;
 }
 
 VMAK_API int dup(int fd)
 {
-	int nfd = vmak_sys_dup(fd);
+	int nfd = vmak_sys_dup(fd), err = errno;
 
-	if (nfd >= 0 && ACTIVE())
+	if (nfd >= 0 && (vfd_stale(fd) || vfd_stale(nfd)) && !vproc_vforked())
 		vfd_dup(fd, nfd);
+	errno = err;
 	return nfd;
 }
 
+/*
+ * nfd becomes a copy of fd: what nfd was is closed, but only if the call
+ * succeeds (a failed dup3() leaves nfd as it was).
+ */
 static int dup_onto(int fd, int nfd, int flags, bool three)
 {
-	int rc;
+	struct vfd *old = NULL;
+	int rc, err;
 
-	if (!ACTIVE())
+	if (vsig_seen.depth || (!vfd_stale(fd) && !vfd_stale(nfd)) ||
+	    vproc_vforked())
 		return three ? vmak_sys_dup3(fd, nfd, flags) :
 			       vmak_sys_dup2(fd, nfd);
-	if (internal(nfd))
+	if (vfd_internal(nfd)) {
+		errno = EBADF;
 		return -1;
+	}
 	if (fd != nfd)
-		forget(nfd);
+		old = vfd_closing(nfd);
 	rc = three ? vmak_sys_dup3(fd, nfd, flags) : vmak_sys_dup2(fd, nfd);
+	err = errno;
+	if (old)
+		vfd_closed(nfd, old, rc);
 	if (rc >= 0 && fd != nfd)
 		vfd_dup(fd, nfd);
+	errno = err;
 	return rc;
 }
 
@@ -163,353 +278,345 @@ VMAK_API int dup3(int fd, int nfd, int flags)
 	return dup_onto(fd, nfd, flags, true);
 }
 
-VMAK_API int fcntl(int fd, int cmd, ...)
+/*
+ * Close a range, the library's own fds left out (they look closed to the
+ * program already): the range is closed piece by piece around them.
+ */
+VMAK_API int close_range(unsigned int lo, unsigned int hi, int flags)
 {
-	va_list ap;
-	long arg;
-	int rc;
+	int *objs = NULL, *mine = NULL, nobj, nmine, i, rc = 0, err = 0;
+	struct vfd **f = NULL;
+	unsigned int from;
 
-	va_start(ap, cmd);
-	arg = va_arg(ap, long);
-	va_end(ap);
-	struct vsock *vs;
-
-	rc = vmak_sys_fcntl(fd, cmd, arg);
-	if (rc < 0 || !ACTIVE())
-		return rc;
-	if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) {
-		vfd_dup(fd, rc);
-	} else if (cmd == F_SETFL && (vs = vfd_sock(fd))) {
-		__atomic_store_n(&vs->nonblock, !!(arg & O_NONBLOCK), __ATOMIC_RELAXED);
-		vsock_release(vs);
+	if (!vfd_any() || vsig_seen.depth || vproc_vforked() || lo > hi)
+		return vmak_sys_close_range(lo, hi, flags);
+	nobj = vfd_scan(lo, hi, false, NULL, 0);
+	nmine = vfd_scan(lo, hi, true, NULL, 0);
+	if (!nobj && !nmine)
+		return vmak_sys_close_range(lo, hi, flags);
+	objs = calloc((size_t)nobj + 1, sizeof(*objs));
+	mine = calloc((size_t)nmine + 1, sizeof(*mine));
+	f = calloc((size_t)nobj + 1, sizeof(*f));
+	if (!objs || !mine || !f) {
+		free(objs);
+		free(mine);
+		free(f);
+		errno = ENOMEM;
+		return -1;
 	}
-	return rc;
-}
+	nobj = vfd_scan(lo, hi, false, objs, nobj);
+	nmine = vfd_scan(lo, hi, true, mine, nmine);
+	vsig_seen.depth = 1;
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		for (i = 0; i < nobj; i++)
+			f[i] = vfd_closing(objs[i]);
+	for (i = 0, from = lo; rc == 0 && i <= nmine; i++) {
+		unsigned int to = i < nmine ? (unsigned int)mine[i] - 1 : hi;
 
-VMAK_API int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
-
-VMAK_API int ioctl(int fd, unsigned long req, ...)
-{
-	struct vsock *vs;
-	va_list ap;
-	long arg;
-	int rc;
-
-	va_start(ap, req);
-	arg = va_arg(ap, long);
-	va_end(ap);
-	if ((req != FIONREAD && req != FIONBIO) || !ACTIVE() ||
-	    !(vs = vfd_sock(fd)))
-		return vmak_sys_ioctl(fd, req, arg);
-	if (req == FIONREAD) {
-		rc = vsock_fionread(vs, (int *)arg);
-	} else {
-		rc = vmak_sys_ioctl(fd, req, arg);
-		if (!rc)
-			__atomic_store_n(&vs->nonblock, *(int *)arg != 0,
-					 __ATOMIC_RELAXED);
+		if (i < nmine && (unsigned int)mine[i] == from) {
+			from++;
+			continue;
+		}
+		if (from <= to && (rc = vmak_sys_close_range(from, to, flags)))
+			err = errno;
+		if (i < nmine)
+			from = (unsigned int)mine[i] + 1;
 	}
-	vsock_release(vs);
-	return rc;
-}
-
-/* ---- socket options ---- */
-
-static void opt_group(struct vsock *vs, int level, int name, const void *val,
-		      socklen_t len)
-{
-	struct sockaddr_storage g;
-	int ifindex = 0, join = 1;
-
-	memset(&g, 0, sizeof(g));
-	if (level == IPPROTO_IP && (name == IP_ADD_MEMBERSHIP ||
-				    name == IP_DROP_MEMBERSHIP)) {
-		const struct ip_mreqn *mr = val;
-		struct sockaddr_in *in = (struct sockaddr_in *)&g;
-
-		in->sin_family = AF_INET;
-		in->sin_addr = mr->imr_multiaddr;
-		if (len >= sizeof(struct ip_mreqn))
-			ifindex = mr->imr_ifindex;
-		join = name == IP_ADD_MEMBERSHIP;
-	} else if (level == IPPROTO_IPV6) {
-		const struct ipv6_mreq *mr = val;
-		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&g;
-
-		in6->sin6_family = AF_INET6;
-		in6->sin6_addr = mr->ipv6mr_multiaddr;
-		ifindex = (int)mr->ipv6mr_interface;
-		join = name == IPV6_ADD_MEMBERSHIP;
-	} else {
-		return;
-	}
-	vsock_group(vs, join, (struct sockaddr *)&g, ifindex);
-}
-
-static void opt_mcast(struct vsock *vs, int name, const void *val)
-{
-	const struct group_req *gr = val;
-
-	vsock_group(vs, name == MCAST_JOIN_GROUP,
-		    (const struct sockaddr *)&gr->gr_group,
-		    (int)gr->gr_interface);
-}
-
-static int opt_on(const void *val, socklen_t len)
-{
-	return len >= sizeof(int) ? *(const int *)val != 0 :
-	       len >= 1 && *(const unsigned char *)val != 0;
-}
-
-/* What a successful setsockopt() means for an offloaded socket. */
-enum opt_action {
-	OPT_GROUP,		/* IP(V6)_ADD/DROP_MEMBERSHIP */
-	OPT_MCAST,		/* MCAST_JOIN/LEAVE_GROUP */
-	OPT_PKTINFO, OPT_PKTINFO6,
-	OPT_TIMESTAMP,		/* SO_TIMESTAMP(NS) */
-	OPT_REOFFLOAD,		/* what the socket owns changed */
-	OPT_REOFFLOAD_ON,	/* ... when switched on */
-	OPT_OS,			/* the rings cannot: back to the kernel */
-	OPT_OS_ON,		/* ... when switched on */
-};
-
-static const struct {
-	int level, name;
-	enum opt_action act;
-	const char *why;
-} opts[] = {
-	{ SOL_SOCKET, SO_BINDTODEVICE, OPT_REOFFLOAD, NULL },
-	{ SOL_SOCKET, SO_BINDTOIFINDEX, OPT_REOFFLOAD, NULL },
-	{ SOL_SOCKET, SO_TIMESTAMP, OPT_TIMESTAMP, NULL },
-	{ SOL_SOCKET, SO_TIMESTAMPNS, OPT_TIMESTAMP, NULL },
-#ifdef SO_TIMESTAMP_NEW
-	{ SOL_SOCKET, SO_TIMESTAMP_NEW, OPT_OS_ON, "SO_TIMESTAMP_NEW" },
-	{ SOL_SOCKET, SO_TIMESTAMPNS_NEW, OPT_OS_ON, "SO_TIMESTAMPNS_NEW" },
-#endif
-	{ SOL_SOCKET, SO_TIMESTAMPING, OPT_OS_ON, "SO_TIMESTAMPING" },
-	{ SOL_SOCKET, SO_RXQ_OVFL, OPT_OS_ON, "SO_RXQ_OVFL" },
-	{ SOL_SOCKET, SO_ATTACH_FILTER, OPT_OS, "a socket filter" },
-	{ SOL_SOCKET, SO_ATTACH_BPF, OPT_OS, "a socket filter" },
-	{ SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, OPT_OS, "a reuseport filter" },
-	{ SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, OPT_OS, "a reuseport filter" },
-	{ IPPROTO_IP, IP_ADD_MEMBERSHIP, OPT_GROUP, NULL },
-	{ IPPROTO_IP, IP_DROP_MEMBERSHIP, OPT_GROUP, NULL },
-	{ IPPROTO_IP, MCAST_JOIN_GROUP, OPT_MCAST, NULL },
-	{ IPPROTO_IP, MCAST_LEAVE_GROUP, OPT_MCAST, NULL },
-	{ IPPROTO_IP, IP_PKTINFO, OPT_PKTINFO, NULL },
-	{ IPPROTO_IP, IP_FREEBIND, OPT_REOFFLOAD_ON, NULL },
-	{ IPPROTO_IP, IP_TRANSPARENT, OPT_REOFFLOAD_ON, NULL },
-	{ IPPROTO_IP, IP_ADD_SOURCE_MEMBERSHIP, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IP, IP_BLOCK_SOURCE, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IP, MCAST_JOIN_SOURCE_GROUP, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IP, MCAST_BLOCK_SOURCE, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IP, IP_MSFILTER, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IP, MCAST_MSFILTER, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IP, IP_RECVTTL, OPT_OS_ON, "IP_RECVTTL" },
-	{ IPPROTO_IP, IP_RECVTOS, OPT_OS_ON, "IP_RECVTOS" },
-	{ IPPROTO_IP, IP_RECVOPTS, OPT_OS_ON, "IP_RECVOPTS" },
-	{ IPPROTO_IP, IP_RETOPTS, OPT_OS_ON, "IP_RETOPTS" },
-	{ IPPROTO_IP, IP_RECVORIGDSTADDR, OPT_OS_ON, "IP_RECVORIGDSTADDR" },
-	{ IPPROTO_IP, IP_RECVERR, OPT_OS_ON, "IP_RECVERR" },
-	{ IPPROTO_IP, IP_CHECKSUM, OPT_OS_ON, "IP_CHECKSUM" },
-	{ IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP, OPT_GROUP, NULL },
-	{ IPPROTO_IPV6, IPV6_DROP_MEMBERSHIP, OPT_GROUP, NULL },
-	{ IPPROTO_IPV6, MCAST_JOIN_GROUP, OPT_MCAST, NULL },
-	{ IPPROTO_IPV6, MCAST_LEAVE_GROUP, OPT_MCAST, NULL },
-	{ IPPROTO_IPV6, IPV6_RECVPKTINFO, OPT_PKTINFO6, NULL },
-	{ IPPROTO_IPV6, IPV6_FREEBIND, OPT_REOFFLOAD_ON, NULL },
-	{ IPPROTO_IPV6, IPV6_TRANSPARENT, OPT_REOFFLOAD_ON, NULL },
-	{ IPPROTO_IPV6, MCAST_JOIN_SOURCE_GROUP, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IPV6, MCAST_BLOCK_SOURCE, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IPV6, MCAST_MSFILTER, OPT_OS, "source-filtered multicast" },
-	{ IPPROTO_IPV6, IPV6_RECVHOPLIMIT, OPT_OS_ON, "IPV6_RECVHOPLIMIT" },
-	{ IPPROTO_IPV6, IPV6_RECVTCLASS, OPT_OS_ON, "IPV6_RECVTCLASS" },
-	{ IPPROTO_IPV6, IPV6_RECVORIGDSTADDR, OPT_OS_ON, "IPV6_RECVORIGDSTADDR" },
-	{ IPPROTO_IPV6, IPV6_RECVERR, OPT_OS_ON, "IPV6_RECVERR" },
-	{ IPPROTO_IPV6, IPV6_RECVRTHDR, OPT_OS_ON, "IPV6_RECVRTHDR" },
-	{ IPPROTO_IPV6, IPV6_RECVHOPOPTS, OPT_OS_ON, "IPV6_RECVHOPOPTS" },
-	{ IPPROTO_IPV6, IPV6_RECVDSTOPTS, OPT_OS_ON, "IPV6_RECVDSTOPTS" },
-	{ IPPROTO_IPV6, IPV6_RECVPATHMTU, OPT_OS_ON, "IPV6_RECVPATHMTU" },
-};
-
-static void opt_timestamp(struct vsock *vs, int name, bool on)
-{
-	if (on && !vconf.rx_timestamp) {
-		vsock_to_os(vs, "SO_TIMESTAMP(NS) and the rings take no timestamps (VMAK_RX_TIMESTAMP=1 has them)");
-		return;
-	}
-	if (name == SO_TIMESTAMP)
-		vs->timestamp = on;
-	else
-		vs->timestampns = on;
-}
-
-static void sockopt_set(struct vsock *vs, int level, int name, const void *val,
-			socklen_t len)
-{
-	char why[96];
-	unsigned int i;
-	bool on = opt_on(val, len);
-
-	if (level == IPPROTO_UDP) {
-		if (on)
-			vsock_to_os(vs, "a UDP option (GRO, encapsulation, checksum coverage)");
-		return;
-	}
-	for (i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
-		if (opts[i].level == level && opts[i].name == name)
-			break;
-	if (i == sizeof(opts) / sizeof(opts[0]))
-		return;
-	switch (opts[i].act) {
-	case OPT_GROUP:
-		opt_group(vs, level, name, val, len);
-		break;
-	case OPT_MCAST:
-		opt_mcast(vs, name, val);
-		break;
-	case OPT_PKTINFO:
-		vs->pktinfo = on;
-		break;
-	case OPT_PKTINFO6:
-		vs->pktinfo6 = on;
-		break;
-	case OPT_TIMESTAMP:
-		opt_timestamp(vs, name, on);
-		break;
-	case OPT_REOFFLOAD_ON:
-		if (!on)
-			break;
-		/* fall through */
-	case OPT_REOFFLOAD:
-		vsock_offload(vs);	/* the module refuses freebind */
-		break;
-	case OPT_OS_ON:
-		if (!on)
-			break;
-		/* fall through */
-	case OPT_OS:
-		snprintf(why, sizeof(why), "%s, which the rings do not give",
-			 opts[i].why);
-		vsock_to_os(vs, why);
-		break;
-	}
-}
-
-VMAK_API int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
-{
-	struct vsock *vs;
-	int rc, err;
-
-	/* libvma's own option, on the sockets it would offload */
-	if (level == SOL_SOCKET && name == VSO_RING_ALLOC_LOGIC && ACTIVE() &&
-	    (vs = vfd_sock(fd))) {
-		rc = vsock_ring_logic(vs, val, len);
-		err = errno;
-		vsock_release(vs);
+	if (!(flags & CLOSE_RANGE_CLOEXEC))
+		for (i = 0; i < nobj; i++)
+			vfd_closed(objs[i], f[i], rc);
+	vsig_seen.depth = 0;
+	free(objs);
+	free(mine);
+	free(f);
+	if (rc)
 		errno = err;
-		return rc;
-	}
-	rc = vmak_sys_setsockopt(fd, level, name, val, len);
-	err = errno;
+	return rc;
+}
 
-	if (!rc && ACTIVE() && (vs = vfd_sock(fd))) {
-		sockopt_set(vs, level, name, val, len);
-		vsock_release(vs);
+VMAK_API void closefrom(int lo)
+{
+	int err = errno;
+
+	if (lo < 0)
+		lo = 0;
+	close_range((unsigned int)lo, ~0U, 0);
+	errno = err;
+}
+
+VMAK_API int fclose(FILE *fp)
+{
+	struct vfd *f = NULL;
+	int fd, rc, err;
+
+	if (!vfd_any() || vsig_seen.depth || !fp)
+		return vmak_sys_fclose(fp);
+	fd = fileno(fp);
+	if (fd >= 0 && vfd_stale(fd) && !vproc_vforked())
+		f = vfd_closing(fd);
+	rc = vmak_sys_fclose(fp);
+	err = errno;
+	if (f)
+		vfd_closed(fd, f, 0);
+	errno = err;
+	return rc;
+}
+
+/*
+ * A number the kernel hands out has no past with us: a slot left by an fd
+ * closed where we could not see it (a raw system call) is forgotten.
+ */
+static int fresh(int fd)
+{
+	int err = errno;
+
+	if (fd >= 0 && vfd_stale(fd) && !vproc_vforked()) {
+		vfd_fresh(fd);
+		errno = err;
 	}
+	return fd;
+}
+
+static int fresh2(int rc, const int *fds)
+{
+	if (!rc) {
+		fresh(fds[0]);
+		fresh(fds[1]);
+	}
+	return rc;
+}
+
+static mode_t open_mode(int flags, va_list ap)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ?
+	       (mode_t)va_arg(ap, int) : 0;
+}
+
+VMAK_API int open(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t m;
+
+	va_start(ap, flags);
+	m = open_mode(flags, ap);
+	va_end(ap);
+	return fresh(vmak_sys_open(path, flags, m));
+}
+
+VMAK_API int open64(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t m;
+
+	va_start(ap, flags);
+	m = open_mode(flags, ap);
+	va_end(ap);
+	return fresh(vmak_sys_open64(path, flags, m));
+}
+
+VMAK_API int openat(int dir, const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t m;
+
+	va_start(ap, flags);
+	m = open_mode(flags, ap);
+	va_end(ap);
+	return fresh(vmak_sys_openat(dir, path, flags, m));
+}
+
+VMAK_API int openat64(int dir, const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t m;
+
+	va_start(ap, flags);
+	m = open_mode(flags, ap);
+	va_end(ap);
+	return fresh(vmak_sys_openat64(dir, path, flags, m));
+}
+
+VMAK_API int creat(const char *path, mode_t m)
+{
+	return fresh(vmak_sys_creat(path, m));
+}
+
+VMAK_API int creat64(const char *path, mode_t m)
+{
+	return fresh(vmak_sys_creat64(path, m));
+}
+
+VMAK_API int pipe(int p[2])
+{
+	return fresh2(vmak_sys_pipe(p), p);
+}
+
+VMAK_API int pipe2(int p[2], int flags)
+{
+	return fresh2(vmak_sys_pipe2(p, flags), p);
+}
+
+VMAK_API int socketpair(int d, int t, int p, int sv[2])
+{
+	return fresh2(vmak_sys_socketpair(d, t, p, sv), sv);
+}
+
+VMAK_API int accept(int fd, struct sockaddr *sa, socklen_t *len)
+{
+	return fresh(vmak_sys_accept(fd, sa, len));
+}
+
+VMAK_API int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags)
+{
+	return fresh(vmak_sys_accept4(fd, sa, len, flags));
+}
+
+VMAK_API int eventfd(unsigned int v, int flags)
+{
+	return fresh(vmak_sys_eventfd(v, flags));
+}
+
+VMAK_API int epoll_create(int size)
+{
+	return fresh(vmak_sys_epoll_create(size));
+}
+
+VMAK_API int epoll_create1(int flags)
+{
+	return fresh(vmak_sys_epoll_create1(flags));
+}
+
+VMAK_API int memfd_create(const char *name, unsigned int flags)
+{
+	return fresh(vmak_sys_memfd_create(name, flags));
+}
+
+VMAK_API int timerfd_create(int clock, int flags)
+{
+	return fresh(vmak_sys_timerfd_create(clock, flags));
+}
+
+VMAK_API int signalfd(int fd, const sigset_t *m, int flags)
+{
+	return fresh(vmak_sys_signalfd(fd, m, flags));
+}
+
+VMAK_API int inotify_init(void)
+{
+	return fresh(vmak_sys_inotify_init());
+}
+
+VMAK_API int inotify_init1(int flags)
+{
+	return fresh(vmak_sys_inotify_init1(flags));
+}
+
+/* ---- processes ---- */
+
+/*
+ * daemon(): the parent exits at once, so the child's sockets take rules
+ * of their own (the parent's rings die with it).
+ */
+VMAK_API int daemon(int nochdir, int noclose)
+{
+	int rc = vmak_sys_daemon(nochdir, noclose), err = errno;
+
+	if (!rc && vfd_any())
+		vudp_after_daemon();
 	errno = err;
 	return rc;
 }
 
 /* ---- receive ---- */
 
-static ssize_t recv_iov(struct vsock *vs, struct iovec *iov, int iovcnt,
-			int flags, struct sockaddr *sa, socklen_t *salen)
-{
-	struct msghdr msg = {
-		.msg_iov = iov, .msg_iovlen = (size_t)iovcnt,
-		.msg_name = sa, .msg_namelen = salen ? *salen : 0,
-	};
-	ssize_t r = vsock_recvmsg(vs, &msg, flags);
-
-	if (r >= 0 && sa && salen)
-		*salen = msg.msg_namelen;
-	vsock_release(vs);
-	return r;
-}
+#define IOV_MSG(buf, len)						\
+	struct iovec iov = { (void *)(buf), (len) };			\
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 }
 
 VMAK_API ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
-		 struct sockaddr *sa, socklen_t *salen)
+			  struct sockaddr *sa, socklen_t *salen)
 {
-	struct iovec iov = { buf, len };
-	struct vsock *vs;
+	IOV_MSG(buf, len);
+	struct vfd *f = enter(fd);
+	int saved = errno;
+	ssize_t r;
 
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+	if (!f)
 		return vmak_sys_recvfrom(fd, buf, len, flags, sa, salen);
-	return recv_iov(vs, &iov, 1, flags, sa, salen);
+	if (!f->ops->recvmsg) {
+		leave(f, saved, 0);
+		return vmak_sys_recvfrom(fd, buf, len, flags, sa, salen);
+	}
+	msg.msg_name = sa;
+	msg.msg_namelen = sa && salen ? *salen : 0;
+	r = f->ops->recvmsg(f, fd, &msg, flags);
+	if (r >= 0 && sa && salen)
+		*salen = msg.msg_namelen;
+	leave(f, saved, r);
+	return r;
 }
 
 VMAK_API ssize_t recv(int fd, void *buf, size_t len, int flags)
 {
-	struct iovec iov = { buf, len };
-	struct vsock *vs;
+	IOV_MSG(buf, len);
 
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_recv(fd, buf, len, flags);
-	return recv_iov(vs, &iov, 1, flags, NULL, NULL);
+	FORWARD(ssize_t, fd, recvmsg, (f, fd, &msg, flags),
+		vmak_sys_recv(fd, buf, len, flags));
 }
 
+/* read() of nothing returns 0 and takes nothing, as the kernel's does. */
 VMAK_API ssize_t read(int fd, void *buf, size_t len)
 {
-	struct iovec iov = { buf, len };
-	struct vsock *vs;
+	IOV_MSG(buf, len);
 
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+	if (!len)
 		return vmak_sys_read(fd, buf, len);
-	return recv_iov(vs, &iov, 1, 0, NULL, NULL);
+	{
+		FORWARD(ssize_t, fd, recvmsg, (f, fd, &msg, 0),
+			vmak_sys_read(fd, buf, len));
+	}
+}
+
+static size_t iov_total(const struct iovec *iov, int n)
+{
+	size_t total = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	return total;
 }
 
 VMAK_API ssize_t readv(int fd, const struct iovec *iov, int n)
 {
-	struct vsock *vs;
+	struct msghdr msg = { .msg_iov = (struct iovec *)iov,
+			      .msg_iovlen = n > 0 ? (size_t)n : 0 };
 
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
+	/* its own EINVAL, and the empty read that takes nothing */
+	if (!vfd_any() || n <= 0 || n > IOV_MAX || !iov_total(iov, n))
 		return vmak_sys_readv(fd, iov, n);
-	if (n < 0 || n > IOV_MAX) {
-		vsock_release(vs);
-		errno = EINVAL;
-		return -1;
+	{
+		FORWARD(ssize_t, fd, recvmsg, (f, fd, &msg, 0),
+			vmak_sys_readv(fd, iov, n));
 	}
-	return recv_iov(vs, (struct iovec *)iov, n, 0, NULL, NULL);
 }
 
 VMAK_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	struct vsock *vs;
-	ssize_t r;
-
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_recvmsg(fd, msg, flags);
-	r = vsock_recvmsg(vs, msg, flags);
-	vsock_release(vs);
-	return r;
+	FORWARD(ssize_t, fd, recvmsg, (f, fd, msg, flags),
+		vmak_sys_recvmsg(fd, msg, flags));
 }
 
 VMAK_API int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags,
-	     struct timespec *t)
+		      struct timespec *t)
 {
-	struct vsock *vs;
-	int r;
-
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_recvmmsg(fd, v, n, flags, t);
-	r = vsock_recvmmsg(vs, v, n, flags, t);
-	vsock_release(vs);
-	return r;
+	FORWARD(int, fd, recvmmsg, (f, fd, v, n, flags, t),
+		vmak_sys_recvmmsg(fd, v, n, flags, t));
 }
 
 /* _FORTIFY_SOURCE's checked forms */
-VMAK_API ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags)
+VMAK_API ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen,
+			    int flags)
 {
 	if (len > buflen)
 		__chk_fail();
@@ -517,7 +624,7 @@ VMAK_API ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int fl
 }
 
 VMAK_API ssize_t __recvfrom_chk(int fd, void *buf, size_t len, size_t buflen,
-		       int flags, struct sockaddr *sa, socklen_t *salen)
+				int flags, struct sockaddr *sa, socklen_t *salen)
 {
 	if (len > buflen)
 		__chk_fail();
@@ -533,167 +640,143 @@ VMAK_API ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 
 /* ---- send ---- */
 
-/*
- * Through a TX ring, or (VSEND_OS) the kernel socket; a socket that got
- * its port from this kernel send is offloaded after it.
- */
-static ssize_t send_msg(struct vsock *vs, int fd, const struct msghdr *msg,
-			int flags)
-{
-	ssize_t r = vsock_sendmsg(vs, msg, flags);
-
-	if (r == VSEND_OS) {
-		r = vmak_sys_sendmsg(fd, msg, flags);
-		if (r >= 0)
-			vs->st->tx_os++;
-		if (r >= 0 && !vs->tried && !vs->os_only)
-			vsock_offload(vs);
-	}
-	vsock_release(vs);
-	return r;
-}
-
 VMAK_API ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 			const struct sockaddr *sa, socklen_t salen)
 {
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = { .msg_name = (void *)sa, .msg_namelen = salen,
-			      .msg_iov = &iov, .msg_iovlen = 1 };
-	struct vsock *vs;
+	IOV_MSG(buf, len);
 
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_sendto(fd, buf, len, flags, sa, salen);
-	return send_msg(vs, fd, &msg, flags);
+	msg.msg_name = (void *)sa;
+	msg.msg_namelen = salen;
+	{
+		FORWARD(ssize_t, fd, sendmsg, (f, fd, &msg, flags),
+			vmak_sys_sendto(fd, buf, len, flags, sa, salen));
+	}
 }
 
 VMAK_API ssize_t send(int fd, const void *buf, size_t len, int flags)
 {
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct vsock *vs;
+	IOV_MSG(buf, len);
 
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_send(fd, buf, len, flags);
-	return send_msg(vs, fd, &msg, flags);
+	FORWARD(ssize_t, fd, sendmsg, (f, fd, &msg, flags),
+		vmak_sys_send(fd, buf, len, flags));
 }
 
 VMAK_API ssize_t write(int fd, const void *buf, size_t len)
 {
-	struct iovec iov = { (void *)buf, len };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct vsock *vs;
+	IOV_MSG(buf, len);
 
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_write(fd, buf, len);
-	return send_msg(vs, fd, &msg, 0);
+	FORWARD(ssize_t, fd, sendmsg, (f, fd, &msg, 0),
+		vmak_sys_write(fd, buf, len));
 }
 
 VMAK_API ssize_t writev(int fd, const struct iovec *iov, int n)
 {
-	struct msghdr msg = { .msg_iov = (struct iovec *)iov };
-	struct vsock *vs;
+	struct msghdr msg = { .msg_iov = (struct iovec *)iov,
+			      .msg_iovlen = n > 0 ? (size_t)n : 0 };
 
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_writev(fd, iov, n);
-	if (n < 0 || n > IOV_MAX) {
-		vsock_release(vs);
+	if (!vfd_any() || n < 0 || n > IOV_MAX)
 		return vmak_sys_writev(fd, iov, n);	/* its EINVAL */
+	{
+		FORWARD(ssize_t, fd, sendmsg, (f, fd, &msg, 0),
+			vmak_sys_writev(fd, iov, n));
 	}
-	msg.msg_iovlen = (size_t)n;
-	return send_msg(vs, fd, &msg, 0);
 }
 
 VMAK_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	struct vsock *vs;
-
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_sendmsg(fd, msg, flags);
-	return send_msg(vs, fd, msg, flags);
+	FORWARD(ssize_t, fd, sendmsg, (f, fd, msg, flags),
+		vmak_sys_sendmsg(fd, msg, flags));
 }
 
 VMAK_API int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 {
-	struct vsock *vs;
-	unsigned int i;
-	ssize_t r;
-
-	if (!ACTIVE() || !(vs = vfd_sock(fd)))
-		return vmak_sys_sendmmsg(fd, v, n, flags);
-	vsock_release(vs);
-	if (n > UIO_MAXIOV)
-		n = UIO_MAXIOV;
-	for (i = 0; i < n; i++) {
-		vs = vfd_sock(fd);
-		if (!vs)
-			return i ? (int)i : vmak_sys_sendmmsg(fd, v, n, flags);
-		r = send_msg(vs, fd, &v[i].msg_hdr, flags);
-		if (r < 0)
-			return i ? (int)i : -1;
-		v[i].msg_len = (unsigned int)r;
-	}
-	return (int)i;
+	FORWARD(int, fd, sendmmsg, (f, fd, v, n, flags),
+		vmak_sys_sendmmsg(fd, v, n, flags));
 }
 
 /* ---- readiness ---- */
 
-VMAK_API int poll(struct pollfd *fds, nfds_t n, int timeout)
+VMAK_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t,
+		   const sigset_t *m)
 {
-	struct timespec ts, *tsp = NULL;
+	int saved = errno, rc;
 
-	if (!ACTIVE())
-		return vmak_sys_poll(fds, n, timeout);
-	if (timeout >= 0) {
-		ts.tv_sec = timeout / 1000;
-		ts.tv_nsec = (timeout % 1000) * 1000000L;
-		tsp = &ts;
+	if (!enter_any())
+		return vmak_sys_ppoll(fds, n, t, m);
+	if (!vpoll_ours(fds, n)) {
+		leave_any(saved, 0);
+		return vmak_sys_ppoll(fds, n, t, m);
 	}
-	return vpoll(fds, n, tsp, NULL);
+	rc = vpoll(fds, n, t, m);
+	leave_any(saved, rc);
+	return rc;
 }
 
-VMAK_API int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+VMAK_API int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	struct timespec ts;
+
+	if (!vfd_any())
+		return vmak_sys_poll(fds, n, timeout);
+	if (timeout < 0)
+		return ppoll(fds, n, NULL, NULL);
+	ts.tv_sec = timeout / 1000;
+	ts.tv_nsec = (timeout % 1000) * 1000000L;
+	return ppoll(fds, n, &ts, NULL);
+}
+
+VMAK_API int __poll_chk(struct pollfd *fds, nfds_t n, int timeout,
+			size_t fdslen)
 {
 	if (fdslen / sizeof(*fds) < n)
 		__chk_fail();
 	return poll(fds, n, timeout);
 }
 
-VMAK_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *t,
-	  const sigset_t *m)
+VMAK_API int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t,
+			 const sigset_t *m, size_t fdslen)
 {
-	if (!ACTIVE())
-		return vmak_sys_ppoll(fds, n, t, m);
-	return vpoll(fds, n, t, m);
+	if (fdslen / sizeof(*fds) < n)
+		__chk_fail();
+	return ppoll(fds, n, t, m);
 }
 
-static bool sets_offloaded(int n, fd_set *r)
+static int select_any(int n, fd_set *r, fd_set *w, fd_set *e,
+		      struct timespec *ts, const sigset_t *m, bool update,
+		      bool *ours)
 {
-	int i;
+	int saved = errno, rc;
 
-	if (!r || n > FD_SETSIZE)
-		return false;
-	for (i = 0; i < n; i++)
-		if (FD_ISSET(i, r) && vfd_kind(i) == VFD_SOCK)
-			return true;	/* vpoll() takes its references */
-	return false;
+	*ours = false;
+	if (n < 0 || !enter_any())
+		return 0;
+	if (!vselect_ours(n, r)) {
+		leave_any(saved, 0);
+		return 0;
+	}
+	*ours = true;
+	rc = vselect(n, r, w, e, ts, m, update);
+	leave_any(saved, rc);
+	return rc;
 }
 
 VMAK_API int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	struct timespec ts;
+	bool ours;
 	int rc;
 
-	if (!ACTIVE() || !sets_offloaded(n, r))
+	if (!vfd_any())
 		return vmak_sys_select(n, r, w, e, tv);
 	if (tv) {
-		if (tv->tv_sec < 0 || tv->tv_usec < 0) {
-			errno = EINVAL;
-			return -1;
-		}
-		ts.tv_sec = tv->tv_sec;
-		ts.tv_nsec = tv->tv_usec * 1000L;
+		if (tv->tv_sec < 0 || tv->tv_usec < 0)
+			return vmak_sys_select(n, r, w, e, tv);	/* EINVAL */
+		ts.tv_sec = tv->tv_sec + tv->tv_usec / 1000000;
+		ts.tv_nsec = tv->tv_usec % 1000000 * 1000L;
 	}
-	rc = vselect(n, r, w, e, tv ? &ts : NULL, NULL, true);
+	rc = select_any(n, r, w, e, tv ? &ts : NULL, NULL, true, &ours);
+	if (!ours)
+		return vmak_sys_select(n, r, w, e, tv);
 	if (tv) {
 		tv->tv_sec = ts.tv_sec;
 		tv->tv_usec = ts.tv_nsec / 1000;
@@ -701,42 +784,66 @@ VMAK_API int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 	return rc;
 }
 
-VMAK_API int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *t,
-	    const sigset_t *m)
+VMAK_API int pselect(int n, fd_set *r, fd_set *w, fd_set *e,
+		     const struct timespec *t, const sigset_t *m)
 {
 	struct timespec ts;
+	bool ours;
+	int rc;
 
-	if (!ACTIVE() || !sets_offloaded(n, r))
+	if (!vfd_any())
 		return vmak_sys_pselect(n, r, w, e, t, m);
-	if (t)
+	if (t) {
+		if (t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000L)
+			return vmak_sys_pselect(n, r, w, e, t, m);	/* EINVAL */
 		ts = *t;
-	return vselect(n, r, w, e, t ? &ts : NULL, m, false);
+	}
+	rc = select_any(n, r, w, e, t ? &ts : NULL, m, false, &ours);
+	if (!ours)
+		return vmak_sys_pselect(n, r, w, e, t, m);
+	return rc;
 }
 
 VMAK_API int epoll_ctl(int ep, int op, int fd, struct epoll_event *ev)
 {
-	if (!ACTIVE())
+	int saved = errno, rc;
+
+	if (!vfd_stale(fd) && !vfd_stale(ep))
 		return vmak_sys_epoll_ctl(ep, op, fd, ev);
-	return vepoll_ctl(ep, op, fd, ev);
+	if (!enter_any())
+		return vmak_sys_epoll_ctl(ep, op, fd, ev);
+	if (vproc_vforked()) {
+		leave_any(saved, 0);
+		return vmak_sys_epoll_ctl(ep, op, fd, ev);
+	}
+	rc = vepoll_ctl(ep, op, fd, ev);
+	leave_any(saved, rc);
+	return rc;
+}
+
+VMAK_API int epoll_pwait(int epfd, struct epoll_event *ev, int n, int timeout,
+			 const sigset_t *m)
+{
+	FORWARD(int, epfd, epoll_wait, (f, ev, n, vdeadline_ms(timeout), m),
+		vmak_sys_epoll_pwait(epfd, ev, n, timeout, m));
 }
 
 VMAK_API int epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout)
 {
-	struct vepoll *ep;
-
-	if (!ACTIVE() || !(ep = vfd_epoll(epfd)))
+	if (!vfd_any())
 		return vmak_sys_epoll_wait(epfd, ev, n, timeout);
-	return vepoll_wait(ep, ev, n, timeout, NULL);
+	return epoll_pwait(epfd, ev, n, timeout, NULL);
 }
 
-VMAK_API int epoll_pwait(int epfd, struct epoll_event *ev, int n, int timeout,
-		const sigset_t *m)
+VMAK_API int epoll_pwait2(int epfd, struct epoll_event *ev, int n,
+			  const struct timespec *t, const sigset_t *m)
 {
-	struct vepoll *ep;
-
-	if (!ACTIVE() || !(ep = vfd_epoll(epfd)))
-		return vmak_sys_epoll_pwait(epfd, ev, n, timeout, m);
-	return vepoll_wait(ep, ev, n, timeout, m);
+	if (t && (t->tv_sec < 0 || t->tv_nsec < 0 || t->tv_nsec >= 1000000000L))
+		return vmak_sys_epoll_pwait2(epfd, ev, n, t, m);	/* EINVAL */
+	{
+		FORWARD(int, epfd, epoll_wait, (f, ev, n, vdeadline_ts(t), m),
+			vmak_sys_epoll_pwait2(epfd, ev, n, t, m));
+	}
 }
 
 /*

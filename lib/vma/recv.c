@@ -1,21 +1,30 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Receive on an offloaded socket: the ring's queue first, then the kernel
- * socket, and the wait on both. What the kernel would write (the source
- * address, control messages, MSG_TRUNC and the lengths) is written the
- * same way from the frame's headers.
+ * Receive on an offloaded socket: the socket's queues first (draining its
+ * rings when they are empty), then the kernel socket, and the sleep on
+ * both. What the kernel would write (the source address, control
+ * messages, MSG_TRUNC and the lengths) is written the same way from the
+ * frame's headers.
+ *
+ * A blocking receive that finds nothing sleeps at once in poll() on the
+ * kernel socket, the socket's rings and, when it has one, its eventfd
+ * (wait.c): one system call per datagram that comes through a ring, two
+ * for one that comes through the kernel socket (the poll, then the read),
+ * as many as the kernel socket alone would need for a datagram already
+ * there. A non-blocking one asks the kernel socket (one call).
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
+#include <pthread.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/uio.h>
-#include <unistd.h>
 
 #include "sys.h"
-#include "vma.h"
+#include "addr.h"
+#include "sig.h"
+#include "udp.h"
 
 /* Flags the ring path implements; anything else goes to the kernel. */
 #define RING_FLAGS (MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT | MSG_WAITALL | \
@@ -27,31 +36,47 @@ struct frame {
 	bool v6;
 };
 
-static void frame_parse(const struct vdgram *d, struct frame *f)
+/*
+ * Only the module writes descriptors, but a bad one must not make us
+ * read outside its chunk: false for one whose offsets do not fit.
+ */
+static bool frame_parse(const struct vdgram *d, struct frame *f)
 {
-	const uint8_t *base = vring_chunk(d->addr);
+	uint32_t chunk = vrs_chunk_size(), avail, ulen, l4;
+	const uint8_t *base = vrs_chunk(d->addr & ~(uint64_t)(chunk - 1));
 	const struct udphdr *uh;
-	uint32_t avail = d->len - d->payload_off, ulen;
 
+	base += d->addr & (chunk - 1);
+	l4 = (uint32_t)d->payload_off - (uint32_t)sizeof(*uh);
+	if (d->len > chunk || d->payload_off > d->len ||
+	    d->payload_off < sizeof(*uh) || d->l3_off + 40u > l4 + sizeof(*uh) ||
+	    (d->addr & (chunk - 1)) + d->len > chunk)
+		return false;
 	f->l3 = base + d->l3_off;
 	f->payload = base + d->payload_off;
 	f->v6 = d->flags & VMAK_RX_IPV6;
+	avail = d->len - d->payload_off;
 	uh = (const struct udphdr *)(f->payload - sizeof(*uh));
 	ulen = ntohs(uh->len);
 	/* the UDP length, not the frame's: short frames carry padding */
 	f->plen = ulen >= sizeof(*uh) && ulen - sizeof(*uh) <= avail ?
 		  ulen - (uint32_t)sizeof(*uh) : avail;
+	return true;
 }
 
-static void put_name(struct vsock *vs, struct vatt *a, const struct frame *f,
+static void put_name(struct vudp *u, struct vatt *a, const struct frame *f,
 		     struct msghdr *msg)
 {
 	const struct udphdr *uh = (const void *)(f->payload - sizeof(*uh));
 	struct sockaddr_storage ss;
 	socklen_t len;
 
+	if (!msg->msg_name) {
+		msg->msg_namelen = 0;
+		return;
+	}
 	memset(&ss, 0, sizeof(ss));
-	if (vs->family == AF_INET) {
+	if (u->family == AF_INET) {
 		struct sockaddr_in *in = (void *)&ss;
 
 		in->sin_family = AF_INET;
@@ -68,22 +93,16 @@ static void put_name(struct vsock *vs, struct vatt *a, const struct frame *f,
 			if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr))
 				in6->sin6_scope_id = (uint32_t)a->ring->ifindex;
 		} else {
-			in6->sin6_addr.s6_addr[10] = 0xff;
-			in6->sin6_addr.s6_addr[11] = 0xff;
-			memcpy(&in6->sin6_addr.s6_addr[12], f->l3 + 12, 4);
+			vaddr_v4mapped(&in6->sin6_addr, f->l3 + 12);
 		}
 		len = sizeof(*in6);
 	}
-	if (msg->msg_name) {
-		memcpy(msg->msg_name, &ss,
-		       msg->msg_namelen < len ? msg->msg_namelen : len);
-		msg->msg_namelen = len;
-	}
+	memcpy(msg->msg_name, &ss, msg->msg_namelen < len ? msg->msg_namelen : len);
+	msg->msg_namelen = len;
 }
 
 struct cmsg_out {
 	struct msghdr *msg;
-	struct cmsghdr *c;
 	size_t used;
 };
 
@@ -92,63 +111,82 @@ static void put_cmsg(struct cmsg_out *o, int level, int type, const void *data,
 {
 	struct msghdr *m = o->msg;
 	size_t space = CMSG_SPACE(len);
+	struct cmsghdr *c;
 
 	if (!m->msg_control || o->used + CMSG_LEN(len) > m->msg_controllen) {
 		m->msg_flags |= MSG_CTRUNC;
 		return;
 	}
-	o->c = (struct cmsghdr *)((char *)m->msg_control + o->used);
-	o->c->cmsg_level = level;
-	o->c->cmsg_type = type;
-	o->c->cmsg_len = CMSG_LEN(len);
-	memcpy(CMSG_DATA(o->c), data, len);
+	c = (struct cmsghdr *)((char *)m->msg_control + o->used);
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
 	o->used += space < m->msg_controllen - o->used ? space :
 		   m->msg_controllen - o->used;
 }
 
-static void put_control(struct vsock *vs, struct vatt *a, const struct vdgram *d,
+static bool group_or_bcast(const uint8_t *daddr4)
+{
+	uint32_t a = ntohl(*(const uint32_t *)(const void *)daddr4);
+
+	return IN_MULTICAST(a) || a == INADDR_BROADCAST || (a & 0xff) == 0xff;
+}
+
+static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 			const struct frame *f, struct msghdr *msg)
 {
 	struct cmsg_out o = { .msg = msg };
+	uint8_t ts = __atomic_load_n(&u->opt.tstamp, __ATOMIC_RELAXED);
 
-	if (vs->timestamp) {
+	if (ts == VTS_USEC) {
 		struct timeval tv = {
 			.tv_sec = (time_t)(d->ts / 1000000000ULL),
 			.tv_usec = (suseconds_t)(d->ts % 1000000000ULL / 1000),
 		};
 
 		put_cmsg(&o, SOL_SOCKET, SO_TIMESTAMP, &tv, sizeof(tv));
-	}
-	if (vs->timestampns) {
-		struct timespec ts = {
+	} else if (ts == VTS_NSEC) {
+		struct timespec tsp = {
 			.tv_sec = (time_t)(d->ts / 1000000000ULL),
 			.tv_nsec = (long)(d->ts % 1000000000ULL),
 		};
 
-		put_cmsg(&o, SOL_SOCKET, SO_TIMESTAMPNS, &ts, sizeof(ts));
+		put_cmsg(&o, SOL_SOCKET, SO_TIMESTAMPNS, &tsp, sizeof(tsp));
 	}
-	if (vs->pktinfo && !f->v6) {
+	if (u->opt.pktinfo && !f->v6) {
 		struct in_pktinfo pi;
 
 		memset(&pi, 0, sizeof(pi));
 		pi.ipi_ifindex = a->ring->ifindex;
 		memcpy(&pi.ipi_addr, f->l3 + 16, 4);
-		memcpy(&pi.ipi_spec_dst, f->l3 + 16, 4);
+		/*
+		 * The address a reply would come from: the destination, or
+		 * for a group or a broadcast the receiving device's own.
+		 */
+		if (group_or_bcast(f->l3 + 16))
+			memcpy(&pi.ipi_spec_dst, &a->ring->spec_dst, 4);
+		else
+			memcpy(&pi.ipi_spec_dst, f->l3 + 16, 4);
 		put_cmsg(&o, IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
 	}
-	if (vs->pktinfo6 && (f->v6 || vs->family == AF_INET6)) {
+	if (u->opt.pktinfo6 && (f->v6 || u->family == AF_INET6)) {
 		struct in6_pktinfo pi6;
 
 		memset(&pi6, 0, sizeof(pi6));
 		pi6.ipi6_ifindex = (unsigned int)a->ring->ifindex;
-		if (f->v6) {
+		if (f->v6)
 			memcpy(&pi6.ipi6_addr, f->l3 + 24, 16);
-		} else {
-			pi6.ipi6_addr.s6_addr[10] = 0xff;
-			pi6.ipi6_addr.s6_addr[11] = 0xff;
-			memcpy(&pi6.ipi6_addr.s6_addr[12], f->l3 + 16, 4);
-		}
+		else
+			vaddr_v4mapped(&pi6.ipi6_addr, f->l3 + 16);
 		put_cmsg(&o, IPPROTO_IPV6, IPV6_PKTINFO, &pi6, sizeof(pi6));
+	}
+	if (u->opt.rxq_ovfl) {
+		/* what the kernel socket dropped, and what our queues did */
+		uint32_t drops = __atomic_load_n(&u->rx.os_drops, __ATOMIC_RELAXED) +
+			(uint32_t)__atomic_load_n(&u->st->rx_drops, __ATOMIC_RELAXED);
+
+		put_cmsg(&o, SOL_SOCKET, SO_RXQ_OVFL, &drops, sizeof(drops));
 	}
 	if (msg->msg_control)
 		msg->msg_controllen = o.used;
@@ -156,8 +194,7 @@ static void put_control(struct vsock *vs, struct vatt *a, const struct vdgram *d
 
 static size_t copy_out(const struct msghdr *msg, const uint8_t *p, size_t len)
 {
-	size_t done = 0, n;
-	size_t i;
+	size_t done = 0, n, i;
 
 	for (i = 0; i < msg->msg_iovlen && done < len; i++) {
 		n = msg->msg_iov[i].iov_len;
@@ -171,218 +208,271 @@ static size_t copy_out(const struct msghdr *msg, const uint8_t *p, size_t len)
 }
 
 /*
- * One datagram from the queues of vs into msg. vs->lock read-held.
- * Returns its length (as recvmsg would) or -1 if the queues are empty.
+ * One datagram from u's queues into msg (u->lock read-held). Returns its
+ * length (as recvmsg would) or -1 if the queues are empty.
  */
-static ssize_t ring_take(struct vsock *vs, struct msghdr *msg, int flags)
+static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags)
 {
-	uint32_t start = vs->next_att, i;
+	uint32_t start = u->rx.next_att, i;
 	struct vdgram *d;
 	struct frame f;
 	size_t copied;
 	struct vatt *a;
-	struct vring *r;
+	struct vringset *r;
 
-	for (i = 0; i < (uint32_t)vs->nvatt; i++) {
-		a = vs->att[(start + i) % (uint32_t)vs->nvatt];
+	for (i = 0; i < (uint32_t)u->natt; i++) {
+		a = u->att[(start + i) % (uint32_t)u->natt];
 		r = a->ring;
-		if (!a->qlen && !vring_pending(r))
+		if (!a->qlen && !vrs_pending(r))
 			continue;
 		pthread_mutex_lock(&r->lock);
 		if (!a->qlen)
-			vring_drain_locked(r);
-		d = vq_peek(a);
+			vdemux_drain_locked(r);
+		d = vatt_q_peek(a);
+		if (d && !frame_parse(d, &f)) {
+			vdemux_consume_locked(a);	/* not a frame: skip it */
+			vwait_take(&u->w, 1);
+			d = NULL;
+		}
 		if (!d) {
 			pthread_mutex_unlock(&r->lock);
 			continue;
 		}
-		frame_parse(d, &f);
 		msg->msg_flags = 0;
 		copied = copy_out(msg, f.payload, f.plen);
 		if (copied < f.plen)
 			msg->msg_flags |= MSG_TRUNC;
-		put_name(vs, a, &f, msg);
-		put_control(vs, a, d, &f, msg);
+		put_name(u, a, &f, msg);
+		put_control(u, a, d, &f, msg);
 		if (!(flags & MSG_PEEK)) {
-			vring_recycle_locked(r, d->addr);
-			vq_pop(a);
-			__atomic_sub_fetch(&vs->qtotal, 1, __ATOMIC_RELAXED);
-			vs->st->rx_ring++;
+			u->rx.last_ring = true;
+			u->rx.last_ts = d->ts;
+			vdemux_consume_locked(a);
+			vwait_take(&u->w, 1);
+			u->st->rx_ring++;
+			/* the next receive starts at the next attachment;
+			 * a peek leaves it where it is (the same one next)
+			 */
+			u->rx.next_att = start + i + 1;
+		} else {
+			u->rx.next_att = start + i;
 		}
 		pthread_mutex_unlock(&r->lock);
-		vs->next_att = start + i + 1;
 		return (ssize_t)(flags & MSG_TRUNC ? f.plen : copied);
 	}
 	return -1;
 }
 
-bool vsock_readable(struct vsock *vs)
+/* Drain u's rings if something waits there (no system call). */
+static void drain_sources(struct vudp *u)
 {
-	int i;
+	int i, n = __atomic_load_n(&u->w.nsrc, __ATOMIC_ACQUIRE);
 
-	if (__atomic_load_n(&vs->qtotal, __ATOMIC_RELAXED))
+	for (i = 0; i < n; i++)
+		vdemux_drain_try(__atomic_load_n(&u->w.src[i], __ATOMIC_ACQUIRE));
+}
+
+bool vudp_readable(struct vudp *u)
+{
+	if (vwait_ready(&u->w))
 		return true;
-	pthread_rwlock_rdlock(&vs->lock);
-	for (i = 0; i < vs->nvatt; i++)
-		vring_drain_try(vs->att[i]->ring);
-	pthread_rwlock_unlock(&vs->lock);
-	return __atomic_load_n(&vs->qtotal, __ATOMIC_RELAXED) != 0;
-}
-
-void vsock_clear_efd(struct vsock *vs)
-{
-	uint64_t v;
-
-	if (!__atomic_load_n(&vs->efd_armed, __ATOMIC_ACQUIRE))
-		return;
-	__atomic_store_n(&vs->efd_armed, 0, __ATOMIC_RELEASE);
-	if (vmak_sys_read(vs->efd, &v, sizeof(v)) < 0)
-		v = 0;
-	if (__atomic_load_n(&vs->qtotal, __ATOMIC_ACQUIRE))
-		vsock_signal_locked(vs);
-}
-
-/* SO_RCVTIMEO in ms, -1 for none. */
-static int rcvtimeo_ms(struct vsock *vs)
-{
-	struct timeval tv;
-	socklen_t len = sizeof(tv);
-
-	if (vmak_sys_getsockopt(vs->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, &len) ||
-	    (!tv.tv_sec && !tv.tv_usec))
-		return -1;
-	return (int)(tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000);
+	drain_sources(u);
+	return vwait_ready(&u->w) != 0;
 }
 
 /*
- * Sleep until the kernel socket, one of the rings or the eventfd (another
- * thread queued for us) has something. Returns 0, 1 when the kernel
- * socket was shut down for reading (a blocking receive then returns 0,
- * though a non-blocking one on the kernel socket says EAGAIN), or -1 with
- * errno (EAGAIN on timeout, EINTR as the kernel's recv() would give it).
- */
-static int wait_both(struct vsock *vs, int *timeout_ms)
-{
-	struct pollfd p[2 + VSOCK_MAX_ATT];
-	int n = 0, i, rc;
-	int64_t t0 = vnow_ns();
-
-	__atomic_add_fetch(&vs->waiters, 1, __ATOMIC_ACQ_REL);
-	pthread_rwlock_rdlock(&vs->lock);
-	p[n++] = (struct pollfd){ .fd = vs->fd, .events = POLLIN | POLLRDHUP };
-	p[n++] = (struct pollfd){ .fd = vs->efd, .events = POLLIN };
-	for (i = 0; i < vs->nvatt; i++)
-		p[n++] = (struct pollfd){ .fd = vs->att[i]->ring->rs.fd,
-					  .events = POLLIN };
-	pthread_rwlock_unlock(&vs->lock);
-	/*
-	 * A queue filled between our last look and waiters++. A handler
-	 * with SA_RESTART does not end a wait without SO_RCVTIMEO (the
-	 * kernel's recv() would restart); any other handler does (EINTR).
-	 */
-	do {
-		vsig_arm();
-		rc = __atomic_load_n(&vs->qtotal, __ATOMIC_ACQUIRE) ? 1 :
-		     vmak_sys_poll(p, (nfds_t)n, *timeout_ms);
-	} while (rc < 0 && errno == EINTR && *timeout_ms < 0 &&
-		 vsig_restartable());
-	__atomic_sub_fetch(&vs->waiters, 1, __ATOMIC_ACQ_REL);
-	if (p[1].revents)
-		vsock_clear_efd(vs);
-	if (rc < 0)
-		return -1;
-	if (*timeout_ms > 0) {
-		*timeout_ms -= (int)((vnow_ns() - t0) / 1000000);
-		if (*timeout_ms < 0)
-			*timeout_ms = 0;
-	}
-	if (rc == 0) {
-		errno = EAGAIN;
-		return -1;
-	}
-	return p[0].revents & (POLLRDHUP | POLLHUP) ? 1 : 0;
-}
-
-static bool nonblocking(struct vsock *vs, int flags)
-{
-	return (flags & MSG_DONTWAIT) ||
-	       __atomic_load_n(&vs->nonblock, __ATOMIC_RELAXED);
-}
-
-/*
- * Look at the kernel socket now? Always before sleeping and for a
- * non-blocking call, except when polling was asked for (VMA_RX_POLL):
- * then once every VMA_RX_UDP_POLL_OS_RATIO empty turns, as libvma does,
- * unless poll/select/epoll just said the kernel socket has data.
- */
-static bool os_turn(struct vsock *vs, int64_t spins, bool nb)
-{
-	if (__atomic_exchange_n(&vs->os_hint, false, __ATOMIC_RELAXED))
-		return true;
-	if (!vconf.os_poll_ratio || (!spins && !(nb && vconf.rx_poll)))
-		return true;
-	return ++vs->os_skip % vconf.os_poll_ratio == 0;
-}
-
-/*
- * Could the rings have something for vs? Without a lock: a queued
+ * Could the rings have something for u? Without a lock: a queued
  * datagram, or a ring with descriptors not yet taken. Wrong only for a
  * moment, while rings come or go, and the caller looks again.
  */
-static bool ring_maybe(struct vsock *vs)
+static bool ring_maybe(struct vudp *u)
 {
 	int i, n;
 
-	if (__atomic_load_n(&vs->qtotal, __ATOMIC_ACQUIRE))
+	if (vwait_ready(&u->w))
 		return true;
-	n = __atomic_load_n(&vs->nwatch, __ATOMIC_ACQUIRE);
+	n = __atomic_load_n(&u->w.nsrc, __ATOMIC_ACQUIRE);
 	for (i = 0; i < n; i++)
-		if (vring_pending(__atomic_load_n(&vs->watch[i], __ATOMIC_ACQUIRE)))
+		if (vrs_pending(__atomic_load_n(&u->w.src[i], __ATOMIC_ACQUIRE)))
 			return true;
 	return false;
 }
 
-ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
-{
-	int64_t spins = 0;
-	bool shut = false, nb;
-	int timeout = -2;
-	ssize_t r;
+struct sleep {
+	struct vudp *u;
+	bool efd;
+};
 
-	if (flags & ~RING_FLAGS)
-		return vmak_sys_recvmsg(vs->fd, msg, flags);
-	if (!vs->tried && !vs->os_only)
-		vsock_offload(vs);
-	nb = nonblocking(vs, flags);
+/* A thread cancelled in poll() never comes back to its caller. */
+static void sleep_cancelled(void *arg)
+{
+	struct sleep *s = arg;
+
+	vwait_sleep_end(&s->u->w, false);
+	/* the interposer's reference: it will not drop it now */
+	vfd_put(&s->u->hdr);
+}
+
+/*
+ * poll() as a receive sleeps: a handler with SA_RESTART does not end a
+ * wait without SO_RCVTIMEO (the kernel's recv() would restart); any
+ * other handler does (EINTR). A cancelled thread cleans up after itself.
+ */
+static int sleep_poll(struct sleep *s, struct pollfd *p, int n,
+		      int64_t deadline)
+{
+	int rc;
+
+	pthread_cleanup_push(sleep_cancelled, s);
+	do {
+		vsig_arm();
+		rc = vmak_sys_poll(p, (nfds_t)n, vdeadline_ms_left(deadline));
+	} while (rc < 0 && errno == EINTR && deadline < 0 &&
+		 vsig_restartable());
+	pthread_cleanup_pop(0);
+	return rc;
+}
+
+/*
+ * Sleep until the kernel socket, one of the rings or the eventfd (another
+ * thread queued for us) has something. Returns 1 when the kernel socket
+ * is readable (or was shut down for reading: *shut), 0 when the rings
+ * may be, or -errno (-EAGAIN on timeout, -EINTR as the kernel's recv()
+ * would give it).
+ */
+static int sleep_both(struct vudp *u, int64_t deadline, bool *shut)
+{
+	struct pollfd p[2 + VWAIT_MAX_SRC];
+	struct sleep s = { .u = u };
+	int n = 0, i, rc, nsrc, efd;
+
+	/*
+	 * The eventfd, made now if the socket has none: a close() of the
+	 * fd we poll (the program's) moves u->fd to a copy and must wake
+	 * us to poll that instead (udpsock.c).
+	 */
+	vwait_efd(&u->w);
+	p[n++] = (struct pollfd){ .fd = u->fd, .events = POLLIN | POLLRDHUP };
+	efd = __atomic_load_n(&u->w.efd, __ATOMIC_ACQUIRE);
+	if (efd >= 0)
+		p[n++] = (struct pollfd){ .fd = efd, .events = POLLIN };
+	nsrc = __atomic_load_n(&u->w.nsrc, __ATOMIC_ACQUIRE);
+	for (i = 0; i < nsrc; i++)
+		p[n++] = (struct pollfd){
+			.fd = vrs_fd(__atomic_load_n(&u->w.src[i], __ATOMIC_ACQUIRE)),
+			.events = POLLIN };
+	if (vwait_sleep_begin(&u->w)) {
+		vwait_sleep_end(&u->w, false);
+		return 0;	/* queued between our look and now */
+	}
+	rc = sleep_poll(&s, p, n, deadline);
+	s.efd = efd >= 0 && p[1].revents;
+	vwait_sleep_end(&u->w, s.efd);
+	if (rc < 0)
+		return -errno;
+	if (rc == 0)
+		return -EAGAIN;
+	if (p[0].revents & (POLLRDHUP | POLLHUP))
+		*shut = true;
+	return p[0].revents ? 1 : 0;
+}
+
+/*
+ * Look at the kernel socket on this empty turn? Polling (VMA_RX_POLL):
+ * once every VMA_RX_UDP_POLL_OS_RATIO turns, as libvma does, unless a
+ * wait just said it has data. Otherwise: only a non-blocking call, or
+ * after a sleep said so (the sleep watches it).
+ */
+static bool os_turn(struct vudp *u, bool spinning)
+{
+	if (__atomic_exchange_n(&u->w.os_hint, false, __ATOMIC_RELAXED))
+		return true;
+	if (!spinning || !vconf.os_poll_ratio)
+		return true;
+	return ++u->rx.os_skip % vconf.os_poll_ratio == 0;
+}
+
+/* The kernel socket's own drop count, as it reports it, kept for ours. */
+static void note_os_drops(struct vudp *u, struct msghdr *msg)
+{
+	struct cmsghdr *c;
+	uint32_t v, ours;
+
+	if (!u->opt.rxq_ovfl || !msg->msg_control)
+		return;
+	ours = (uint32_t)__atomic_load_n(&u->st->rx_drops, __ATOMIC_RELAXED);
+	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(v))) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			__atomic_store_n(&u->rx.os_drops, v, __ATOMIC_RELAXED);
+			v += ours;
+			memcpy(CMSG_DATA(c), &v, sizeof(v));
+		}
+}
+
+static ssize_t os_recv(struct vudp *u, struct msghdr *msg, int flags)
+{
+	ssize_t r = vmak_sys_recvmsg(u->fd, msg, flags);
+
+	if (r >= 0) {
+		/* a peeked datagram is the next one read, whatever
+		 * reaches the ring meanwhile
+		 */
+		u->rx.peeked_os = flags & MSG_PEEK;
+		if (!(flags & MSG_PEEK)) {
+			u->st->rx_os++;
+			u->rx.last_ring = false;
+		}
+		note_os_drops(u, msg);
+	} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		u->rx.peeked_os = false;
+	}
+	return r;
+}
+
+static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags)
+{
+	int64_t spins = 0, deadline = -1;
+	bool shut = false, nb, spin, looked = false;
+	ssize_t r;
+	int rc;
+
+	if (flags & ~RING_FLAGS) {
+		u->rx.peeked_os = false;
+		return vmak_sys_recvmsg(u->fd, msg, flags);
+	}
+	/* for good on the kernel socket, nothing left queued: its call */
+	if (u->os_only && !__atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
+	    !vwait_ready(&u->w))
+		return os_recv(u, msg, flags);
+	if (!u->tried && !u->os_only)
+		vudp_offload(u);	/* bound behind our back */
+	nb = (flags & MSG_DONTWAIT) || vudp_nonblock(u);
 	for (;;) {
 		r = -1;
-		if (!vs->peeked_os && ring_maybe(vs)) {
-			pthread_rwlock_rdlock(&vs->lock);
-			r = vs->nvatt ? ring_take(vs, msg, flags) : -1;
-			pthread_rwlock_unlock(&vs->lock);
+		if (!u->rx.peeked_os && ring_maybe(u)) {
+			pthread_rwlock_rdlock(&u->lock);
+			r = u->natt ? ring_take(u, msg, flags) : -1;
+			pthread_rwlock_unlock(&u->lock);
 		}
 		if (r >= 0)
 			return r;
-		if (os_turn(vs, spins, nb)) {
-			r = vmak_sys_recvmsg(vs->fd, msg, flags | MSG_DONTWAIT);
-			if (r >= 0) {
-				/*
-				 * A peeked datagram is the next one read,
-				 * whatever reaches the ring meanwhile.
-				 */
-				vs->peeked_os = flags & MSG_PEEK;
-				if (!(flags & MSG_PEEK))
-					vs->st->rx_os++;
+		spin = !nb && (vconf.rx_poll < 0 || spins < vconf.rx_poll);
+		if ((nb || spin || looked || u->rx.peeked_os) &&
+		    os_turn(u, spin || (nb && vconf.rx_poll))) {
+			r = os_recv(u, msg, flags | MSG_DONTWAIT);
+			if (r >= 0)
 				return r;
-			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return -1;
 		}
+		looked = false;
 		if (nb) {
 			errno = EAGAIN;
 			return -1;
 		}
-		if (vconf.rx_poll < 0 || spins < vconf.rx_poll) {
+		if (spin) {
 			spins++;
 			continue;
 		}
@@ -390,76 +480,108 @@ ssize_t vsock_recvmsg(struct vsock *vs, struct msghdr *msg, int flags)
 			msg->msg_flags = 0;
 			return 0;	/* shut down and nothing left */
 		}
-		if (timeout == -2)
-			timeout = rcvtimeo_ms(vs);
-		r = wait_both(vs, &timeout);
-		if (r < 0)
+		if (deadline == -1 && u->opt.rcvtimeo_ms >= 0)
+			deadline = vdeadline_ms(u->opt.rcvtimeo_ms);
+		rc = sleep_both(u, deadline, &shut);
+		if (rc < 0) {
+			errno = -rc;
 			return -1;
-		shut = r == 1;
+		}
+		looked = rc == 1;	/* the kernel socket: read it now */
 		spins = 0;
 	}
 }
 
-int vsock_recvmmsg(struct vsock *vs, struct mmsghdr *v, unsigned int n,
-		   int flags, struct timespec *timeout)
+ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)
 {
-	int64_t deadline = 0;
+	(void)fd;
+	return recv_msg(vudp_of(f), msg, flags);
+}
+
+int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
+		  int flags, struct timespec *timeout)
+{
+	struct vudp *u = vudp_of(f);
+	int64_t deadline = -1, left;
 	unsigned int i;
 	ssize_t r;
-	int f = flags & ~MSG_WAITFORONE;
+	int fl = flags & ~MSG_WAITFORONE;
 
-	if (timeout)
-		deadline = vnow_ns() + timeout->tv_sec * 1000000000LL +
-			   timeout->tv_nsec;
+	(void)fd;
+	if (timeout && (timeout->tv_sec < 0 || timeout->tv_nsec < 0 ||
+			timeout->tv_nsec >= 1000000000L)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (u->os_only && !__atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
+	    !vwait_ready(&u->w))
+		return vmak_sys_recvmmsg(u->fd, v, n, flags, timeout);
+	if (n > UIO_MAXIOV)
+		n = UIO_MAXIOV;
+	/* an error the last batch could not report is this call's */
+	if (u->rx.pending_err) {
+		errno = __atomic_exchange_n(&u->rx.pending_err, 0, __ATOMIC_RELAXED);
+		return -1;
+	}
+	deadline = vdeadline_ts(timeout);
 	for (i = 0; i < n; i++) {
-		r = vsock_recvmsg(vs, &v[i].msg_hdr, f);
+		r = recv_msg(u, &v[i].msg_hdr, fl);
 		if (r < 0) {
-			if (i)
-				break;	/* the error waits for the next call */
-			return -1;
+			if (!i)
+				return -1;
+			if (errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				u->rx.pending_err = errno;
+			break;
 		}
 		v[i].msg_len = (unsigned int)r;
 		if (flags & MSG_WAITFORONE)
-			f |= MSG_DONTWAIT;
+			fl |= MSG_DONTWAIT;
 		if (timeout && vnow_ns() >= deadline) {
 			i++;
 			break;
 		}
 	}
-	if (timeout) {
-		int64_t left = deadline - vnow_ns();
-
-		if (left < 0)
-			left = 0;
-		timeout->tv_sec = (time_t)(left / 1000000000LL);
-		timeout->tv_nsec = (long)(left % 1000000000LL);
+	/* the kernel writes the time left back only after a datagram */
+	if (timeout && i) {
+		left = vdeadline_left(deadline);
+		*timeout = vns_ts(left);
 	}
 	return (int)i;
 }
 
-int vsock_fionread(struct vsock *vs, int *out)
+int vudp_fionread(struct vudp *u, int *out)
 {
 	struct frame f;
 	struct vdgram *d;
+	struct vatt *a;
 	int i, found = 0;
 
-	pthread_rwlock_rdlock(&vs->lock);
-	for (i = 0; i < vs->nvatt && !found && !vs->peeked_os; i++) {
-		struct vatt *a = vs->att[i];
-
+	if (u->rx.peeked_os)
+		return -ENOENT;	/* the next datagram is the kernel's */
+	pthread_rwlock_rdlock(&u->lock);
+	for (i = 0; i < u->natt && !found; i++) {
+		a = u->att[(u->rx.next_att + (uint32_t)i) % (uint32_t)u->natt];
 		pthread_mutex_lock(&a->ring->lock);
 		if (!a->qlen)
-			vring_drain_locked(a->ring);
-		d = vq_peek(a);
-		if (d) {
-			frame_parse(d, &f);
+			vdemux_drain_locked(a->ring);
+		d = vatt_q_peek(a);
+		if (d && frame_parse(d, &f)) {
 			*out = (int)f.plen;
 			found = 1;
 		}
 		pthread_mutex_unlock(&a->ring->lock);
 	}
-	pthread_rwlock_unlock(&vs->lock);
-	if (found)
-		return 0;
-	return vmak_sys_ioctl(vs->fd, FIONREAD, (long)out);
+	pthread_rwlock_unlock(&u->lock);
+	return found ? 0 : -ENOENT;
+}
+
+int vudp_last_stamp(struct vudp *u, uint64_t *ns)
+{
+	if (!u->rx.last_ring)
+		return -ENOENT;		/* the kernel socket's: ask it */
+	if (!u->rx.last_ts)
+		return -ENOENT;
+	*ns = u->rx.last_ts;
+	return 0;
 }

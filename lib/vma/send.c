@@ -1,35 +1,50 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Send on an offloaded socket through the TX ring of the device the route
- * leaves by: the headers the kernel would write (VMAK_NET_HEADER, cached
- * per destination for a second), lengths, IP id and checksums filled in
- * here, one kick per send. What the ring path does not take goes through
- * the kernel socket: control messages, flags other than MSG_DONTWAIT and
- * MSG_NOSIGNAL, datagrams that need fragments, a neighbour not resolved
- * yet (the kernel send resolves it), a route through another device, a
- * ring without a free chunk. Every ring send is on the device when the
- * call returns, so a later kernel send cannot overtake it.
+ * leaves by, with the headers the kernel would write: VMAK_NET_HEADER
+ * computed by the module from the socket itself when it is connected to
+ * the destination, else from our helper socket, bound to the same
+ * address, connected to the destination, and given every IP option the
+ * program set on its socket (TOS, TTL, multicast TTL, DF). Cached per
+ * destination for a second (routes and neighbours change) and until the
+ * socket's rules or options change. Lengths, IP id and checksums are
+ * filled in here.
+ *
+ * What the ring path does not take goes through the kernel socket:
+ * control messages, flags other than MSG_DONTWAIT and MSG_NOSIGNAL,
+ * corking (MSG_MORE, UDP_CORK), datagrams that need fragments, options
+ * the module does not honour (SO_MARK, SO_PRIORITY, IP options,
+ * segmentation offload), multicast while IP_MULTICAST_LOOP is on (the
+ * local members must get their copy) or with IP_MULTICAST_IF, a
+ * neighbour not resolved yet, a route through another device, a ring
+ * without a free chunk. A ring send is on the device once it is kicked,
+ * so a later kernel send cannot overtake it.
+ *
+ * The system calls made while a lock is held (the kick, the helper's
+ * connect) are raw: not cancellation points, so a cancelled thread never
+ * leaves a ring's lock behind.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/ip.h>
 #include <netinet/ip6.h>
 #include <netinet/udp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sys.h"
-#include "vma.h"
+#include "addr.h"
+#include "udp.h"
 
-#define VHDR_CACHE	4
+#define VHDR_CACHE	32
 #define VHDR_TTL_NS	1000000000LL	/* neighbours and routes change */
 
 struct vhdr {
 	struct sockaddr_in6 dst;	/* AF_INET6 or mapped IPv4; port set */
-	struct vring *ring;		/* NULL: use the kernel socket */
+	struct vringset *ring;		/* NULL: use the kernel socket */
 	int64_t stamp;
-	uint32_t gen;			/* vs->gen it was fetched at */
+	uint32_t gen;			/* u->gen it was fetched at */
 	uint16_t len;
 	uint8_t l3_off, l4_off;
 	bool v6;
@@ -55,87 +70,120 @@ uint16_t vcsum_fold(uint32_t sum)
 	return (uint16_t)~sum;
 }
 
-/* The destination as an IPv6 (or mapped) address; false if not UDP/IP. */
-static bool dst_of(const struct vsock *vs, const struct msghdr *msg,
-		   struct sockaddr_in6 *d)
+void vudp_tx_init(struct vudp *u)
 {
-	const struct sockaddr *sa = msg->msg_name;
+	pthread_mutex_init(&u->tx.txlock, NULL);
+	u->tx.helper = -1;
+}
 
-	/* of the socket's own family; no scoped (link-local) IPv6 */
-	if (!vsa_mapped(sa, msg->msg_namelen, d) || sa->sa_family != vs->family ||
-	    (sa->sa_family == AF_INET6 &&
-	     ((const struct sockaddr_in6 *)sa)->sin6_scope_id))
-		return false;
-	return d->sin6_port != 0;
+void vudp_tx_destroy(struct vudp *u)
+{
+	if (u->tx.helper >= 0)
+		vfd_close_internal(u->tx.helper);
+	u->tx.helper = -1;
+	free(u->tx.hc);
+	u->tx.hc = NULL;
+	pthread_mutex_destroy(&u->tx.txlock);
+}
+
+static void mirror_one(int fd, const struct vudp_mirror *m)
+{
+	if (vmak_sys_setsockopt(fd, m->level, m->name, &m->val, sizeof(m->val)))
+		vlog(VLOG_DEBUG, "helper socket: option %d/%d: %m", m->level,
+		     m->name);
+}
+
+void vudp_tx_option(struct vudp *u, int level, int name, int val)
+{
+	struct vudp_tx *t = &u->tx;
+	int i;
+
+	pthread_mutex_lock(&t->txlock);
+	for (i = 0; i < t->nmirror; i++)
+		if (t->mirror[i].level == level && t->mirror[i].name == name)
+			break;
+	if (i < (int)(sizeof(t->mirror) / sizeof(t->mirror[0]))) {
+		t->mirror[i] = (struct vudp_mirror){ level, name, val };
+		if (i == t->nmirror)
+			t->nmirror++;
+		if (t->helper >= 0)
+			mirror_one(t->helper, &t->mirror[i]);
+	}
+	/* cached headers carry the old values */
+	__atomic_add_fetch(&u->gen, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&t->txlock);
+}
+
+/* Our helper socket connected to dst (txlock held): its fd or -errno. */
+static int helper_to(struct vudp *u, const struct sockaddr_in6 *dst)
+{
+	struct sockaddr_storage local;
+	socklen_t llen = sizeof(local);
+	struct sockaddr_in sin;
+	int i, fd = u->tx.helper;
+
+	if (fd < 0) {
+		if (getsockname(u->fd, (struct sockaddr *)&local, &llen))
+			return -errno;
+		fd = vmak_sys_socket(u->family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		fd = vfd_adopt(fd);
+		/* the same source address as ours, any port */
+		if (local.ss_family == AF_INET)
+			((struct sockaddr_in *)&local)->sin_port = 0;
+		else
+			((struct sockaddr_in6 *)&local)->sin6_port = 0;
+		vmak_sys_bind(fd, (struct sockaddr *)&local, llen);
+		for (i = 0; i < u->tx.nmirror; i++)
+			mirror_one(fd, &u->tx.mirror[i]);
+		u->tx.helper = fd;
+	}
+	if (u->family == AF_INET) {
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_port = dst->sin6_port;
+		memcpy(&sin.sin_addr, &dst->sin6_addr.s6_addr[12], 4);
+		if (syscall(SYS_connect, fd, &sin, sizeof(sin)))
+			return -errno;
+	} else if (syscall(SYS_connect, fd, dst, sizeof(*dst))) {
+		return -errno;
+	}
+	return fd;
 }
 
 /*
- * The headers to dst from the module: the socket itself if it is
- * connected there, else the helper socket connected to dst (its source
- * port then replaced by ours). 0, or -errno (EAGAIN: neighbour resolving).
+ * The headers to h->dst from the module: the socket itself if it is
+ * connected there, else the helper connected to it (its source port then
+ * replaced by ours). 0, or -errno (-EAGAIN: neighbour resolving).
+ * txlock and u->lock (read) held.
  */
-static int fetch_header(struct vsock *vs, struct vhdr *h, bool connected)
+static int fetch_header(struct vudp *u, struct vhdr *h, bool connected)
 {
-	struct sockaddr_storage local;
 	struct vmak_net_header nh;
-	socklen_t len = sizeof(nh), llen = sizeof(local);
-	struct sockaddr_in sin;
-	int i, err = -EXDEV, fd = vs->fd;
-	bool v4 = IN6_IS_ADDR_V4MAPPED(&h->dst.sin6_addr);
-	uint16_t sport;
+	int i, err = -EXDEV, fd = u->fd;
+	uint16_t sport = vaddr_local_port(u->fd);
 
-	if (getsockname(vs->fd, (struct sockaddr *)&local, &llen))
-		return -errno;
-	sport = local.ss_family == AF_INET ?
-		((struct sockaddr_in *)&local)->sin_port :
-		((struct sockaddr_in6 *)&local)->sin6_port;
+	if (!sport)
+		return -EDESTADDRREQ;
 	if (!connected) {
-		if (vs->helper < 0) {
-			vs->helper = vmak_sys_socket(vs->family,
-						     SOCK_DGRAM | SOCK_CLOEXEC, 0);
-			if (vs->helper < 0)
-				return -errno;
-			vs->helper = vfd_hide(vs->helper);
-			vfd_set_internal(vs->helper, true);
-			/* the same source address as ours, any port */
-			if (local.ss_family == AF_INET)
-				((struct sockaddr_in *)&local)->sin_port = 0;
-			else
-				((struct sockaddr_in6 *)&local)->sin6_port = 0;
-			vmak_sys_bind(vs->helper, (struct sockaddr *)&local, llen);
-		}
-		if (vs->family == AF_INET) {
-			memset(&sin, 0, sizeof(sin));
-			sin.sin_family = AF_INET;
-			sin.sin_port = h->dst.sin6_port;
-			memcpy(&sin.sin_addr, &h->dst.sin6_addr.s6_addr[12], 4);
-			if (vmak_sys_connect(vs->helper, (struct sockaddr *)&sin,
-					     sizeof(sin)))
-				return -errno;
-		} else if (vmak_sys_connect(vs->helper, (struct sockaddr *)&h->dst,
-					    sizeof(h->dst))) {
-			return -errno;
-		}
-		fd = vs->helper;
+		fd = helper_to(u, &h->dst);
+		if (fd < 0)
+			return fd;
 	}
-	for (i = 0; i < vs->nvatt; i++) {
-		if (vs->att[i]->retired)
+	for (i = 0; i < u->natt; i++) {
+		if (u->att[i]->retired)
 			continue;	/* its ring no longer vouches for us */
-		memset(&nh, 0, sizeof(nh));
-		nh.fd = fd;
-		len = sizeof(nh);
-		if (vmak_sys_getsockopt(vs->att[i]->ring->rs.fd, SOL_VMAK,
-					VMAK_NET_HEADER, &nh, &len)) {
-			err = -errno;
-			if (err == -EXDEV)
-				continue;	/* another device's ring */
+		err = vmak_ringset_net_header(&u->att[i]->ring->rs, fd, &nh);
+		if (err == -EXDEV)
+			continue;	/* another device's ring */
+		if (err)
 			return err;
-		}
-		h->ring = vs->att[i]->ring;
+		h->ring = u->att[i]->ring;
 		h->len = nh.len;
 		h->l3_off = nh.l3_off;
 		h->l4_off = nh.l4_off;
-		h->v6 = !v4;
+		h->v6 = !IN6_IS_ADDR_V4MAPPED(&h->dst.sin6_addr);
 		memcpy(h->hdr, nh.hdr, nh.len);
 		((struct udphdr *)(h->hdr + h->l4_off))->source = sport;
 		return 0;
@@ -144,51 +192,52 @@ static int fetch_header(struct vsock *vs, struct vhdr *h, bool connected)
 }
 
 /* The cached headers for dst, fetched when missing or old. */
-static struct vhdr *header_for(struct vsock *vs, const struct sockaddr_in6 *dst,
+static struct vhdr *header_for(struct vudp *u, const struct sockaddr_in6 *dst,
 			       bool connected)
 {
 	int64_t now = vnow_ns();
+	uint32_t gen = __atomic_load_n(&u->gen, __ATOMIC_ACQUIRE);
 	struct vhdr *h = NULL;
 	int i, err;
 
-	if (!vs->hc) {
-		vs->hc = calloc(VHDR_CACHE, sizeof(*vs->hc));
-		if (!vs->hc)
+	if (!u->tx.hc) {
+		u->tx.hc = calloc(VHDR_CACHE, sizeof(*u->tx.hc));
+		if (!u->tx.hc)
 			return NULL;
 	}
 	for (i = 0; i < VHDR_CACHE; i++)
-		if (vs->hc[i].stamp &&
-		    !memcmp(&vs->hc[i].dst.sin6_addr, &dst->sin6_addr, 16) &&
-		    vs->hc[i].dst.sin6_port == dst->sin6_port) {
-			h = &vs->hc[i];
+		if (u->tx.hc[i].stamp &&
+		    !memcmp(&u->tx.hc[i].dst.sin6_addr, &dst->sin6_addr, 16) &&
+		    u->tx.hc[i].dst.sin6_port == dst->sin6_port) {
+			h = &u->tx.hc[i];
 			break;
 		}
-	if (h && now - h->stamp < VHDR_TTL_NS && h->gen == vs->gen)
+	if (h && now - h->stamp < VHDR_TTL_NS && h->gen == gen)
 		return h->ring ? h : NULL;
 	if (!h) {	/* the oldest entry goes */
-		h = &vs->hc[0];
+		h = &u->tx.hc[0];
 		for (i = 1; i < VHDR_CACHE; i++)
-			if (vs->hc[i].stamp < h->stamp)
-				h = &vs->hc[i];
+			if (u->tx.hc[i].stamp < h->stamp)
+				h = &u->tx.hc[i];
 	}
 	memset(h, 0, sizeof(*h));
 	h->dst = *dst;
-	err = fetch_header(vs, h, connected);
+	err = fetch_header(u, h, connected);
 	if (err == -EAGAIN)
 		return NULL;	/* resolving: the kernel sends this one */
 	h->stamp = now;
-	h->gen = vs->gen;
+	h->gen = gen;
 	if (err) {
 		h->ring = NULL;	/* not through a ring, for a while */
-		vlog(VLOG_DEBUG, "fd %d: sends to this destination use the kernel socket: %s",
-		     vs->fd, strerror(-err));
+		vlog(VLOG_FINE, "fd %d: sends to this destination use the kernel socket: %s",
+		     u->fd, strerror(-err));
 		return NULL;
 	}
 	return h;
 }
 
 /* Take completed frames' chunks back (r->txlock held). */
-static void reap(struct vring *r)
+static void reap(struct vringset *r)
 {
 	struct vmak_ring_cons *cq = r->rs.comp;
 	uint32_t n, idx, i;
@@ -200,21 +249,21 @@ static void reap(struct vring *r)
 	}
 }
 
-static int kick(struct vring *r)
+/* Tell the module the TX ring has frames (r->txlock held). */
+static int kick(struct vringset *r)
 {
-	int tries;
+	int tries, err = 0;
 
 	for (tries = 0; tries < 3; tries++) {
-		if (vmak_sys_sendto(r->rs.fd, NULL, 0, MSG_DONTWAIT, NULL, 0) >= 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -errno;
+		err = vmak_ringset_kick(&r->rs);
+		if (err != -EAGAIN)
+			return err;
 		reap(r);	/* a full COMPLETION ring stopped it */
 	}
-	return -EAGAIN;
+	return err;
 }
 
-static void fill_frame(struct vsock *vs, const struct vhdr *h, uint8_t *f,
+static void fill_frame(struct vudp *u, const struct vhdr *h, uint8_t *f,
 		       const struct msghdr *msg, size_t plen)
 {
 	struct udphdr *uh = (struct udphdr *)(f + h->l4_off);
@@ -234,7 +283,7 @@ static void fill_frame(struct vsock *vs, const struct vhdr *h, uint8_t *f,
 		struct iphdr *iph = (struct iphdr *)(f + h->l3_off);
 
 		iph->tot_len = htons((uint16_t)(sizeof(*iph) + sizeof(*uh) + plen));
-		iph->id = htons(vs->ip_id++);
+		iph->id = htons(u->tx.ip_id++);
 		iph->check = 0;
 		iph->check = htons(vcsum_fold(vcsum_add(0, iph, sizeof(*iph))));
 		/* pseudo-header: addresses, protocol, UDP length */
@@ -252,37 +301,63 @@ static void fill_frame(struct vsock *vs, const struct vhdr *h, uint8_t *f,
 		uh->check = 0xffff;	/* 0 would mean "no checksum" */
 }
 
-ssize_t vsock_sendmsg(struct vsock *vs, const struct msghdr *msg, int flags)
+/*
+ * Where the datagram goes, if a ring may carry it: false for the kernel
+ * socket (the reasons are at the top of the file).
+ */
+static bool ring_dst(struct vudp *u, const struct msghdr *msg, int flags,
+		     struct sockaddr_in6 *dst, bool *connected)
 {
-	struct sockaddr_in6 dst;
-	struct vhdr *h;
-	struct vring *r;
-	size_t plen = 0, i;
-	uint32_t idx;
-	bool connected;
-	int err;
+	const struct sockaddr *sa = msg->msg_name;
 
 	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || msg->msg_controllen ||
-	    vs->os_only || !vs->nvatt)
+	    u->os_only || !u->natt ||
+	    __atomic_load_n(&u->opt.tx_kernel, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&u->opt.udp_cork, __ATOMIC_RELAXED))
+		return false;
+	*connected = !sa;
+	if (!sa) {
+		if (!u->peer.sin6_port)
+			return false;	/* EDESTADDRREQ from the kernel */
+		*dst = u->peer;
+	} else if (!vaddr_mapped(sa, msg->msg_namelen, dst) ||
+		   sa->sa_family != u->family || !dst->sin6_port ||
+		   (sa->sa_family == AF_INET6 &&
+		    ((const struct sockaddr_in6 *)sa)->sin6_scope_id)) {
+		return false;	/* no scoped (link-local) IPv6 either */
+	}
+	if (vaddr_multicast((const struct sockaddr *)dst) &&
+	    (__atomic_load_n(&u->opt.mc_loop, __ATOMIC_RELAXED) ||
+	     __atomic_load_n(&u->opt.mc_if, __ATOMIC_RELAXED)))
+		return false;	/* local members, or a chosen device */
+	return true;
+}
+
+ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
+		       bool do_kick)
+{
+	struct sockaddr_in6 dst;
+	struct vmak_tx_desc *d;
+	struct vhdr *h;
+	struct vringset *r;
+	size_t plen = 0, i;
+	uint32_t idx;
+	uint64_t addr;
+	bool connected;
+	int err = 0;
+
+	if (!ring_dst(u, msg, flags, &dst, &connected))
 		return VSEND_OS;
 	for (i = 0; i < msg->msg_iovlen; i++)
 		plen += msg->msg_iov[i].iov_len;
-	connected = !msg->msg_name;
-	if (connected) {
-		if (!vs->peer.sin6_port)
-			return VSEND_OS;	/* EDESTADDRREQ from the kernel */
-		dst = vs->peer;
-	} else if (!dst_of(vs, msg, &dst)) {
-		return VSEND_OS;
-	}
-	pthread_mutex_lock(&vs->txlock);
-	pthread_rwlock_rdlock(&vs->lock);
-	if (!memcmp(&dst, &vs->peer, sizeof(dst)))
+	pthread_mutex_lock(&u->tx.txlock);
+	pthread_rwlock_rdlock(&u->lock);
+	if (!memcmp(&dst, &u->peer, sizeof(dst)))
 		connected = true;	/* sendto() to the peer it has */
-	h = vs->nvatt ? header_for(vs, &dst, connected) : NULL;
+	h = u->natt ? header_for(u, &dst, connected) : NULL;
 	if (!h || h->len + plen > h->ring->mtu + (size_t)h->l3_off) {
-		pthread_rwlock_unlock(&vs->lock);
-		pthread_mutex_unlock(&vs->txlock);
+		pthread_rwlock_unlock(&u->lock);
+		pthread_mutex_unlock(&u->tx.txlock);
 		return VSEND_OS;	/* fragments, or no ring path */
 	}
 	r = h->ring;
@@ -290,37 +365,47 @@ ssize_t vsock_sendmsg(struct vsock *vs, const struct msghdr *msg, int flags)
 	reap(r);
 	if (!r->ntxfree || !vmak_ring_reserve(r->rs.tx, 1, &idx)) {
 		pthread_mutex_unlock(&r->txlock);
-		pthread_rwlock_unlock(&vs->lock);
-		pthread_mutex_unlock(&vs->txlock);
+		pthread_rwlock_unlock(&u->lock);
+		pthread_mutex_unlock(&u->tx.txlock);
 		return VSEND_OS;
 	}
-	{
-		uint64_t addr = r->txfree[--r->ntxfree];
-		struct vmak_tx_desc *d = vmak_ring_tx_desc(r->rs.tx, idx);
-
-		fill_frame(vs, h, vring_chunk(addr), msg, plen);
-		d->addr = addr;
-		d->len = (uint32_t)(h->len + plen);
-		d->options = 0;
-	}
+	addr = r->txfree[--r->ntxfree];
+	fill_frame(u, h, vrs_chunk(addr), msg, plen);
+	d = vmak_ring_tx_desc(r->rs.tx, idx);
+	d->addr = addr;
+	d->len = (uint32_t)(h->len + plen);
+	d->options = 0;
 	vmak_ring_submit(r->rs.tx, 1);
-	err = kick(r);
-	pthread_mutex_unlock(&r->txlock);
-	pthread_rwlock_unlock(&vs->lock);
-	pthread_mutex_unlock(&vs->txlock);
-	if (err) {
-		errno = -err;
-		return -1;
+	if (do_kick) {
+		err = kick(r);
+		r->unkicked = false;
+	} else {
+		r->unkicked = true;
 	}
-	vs->st->tx_ring++;
+	pthread_mutex_unlock(&r->txlock);
+	pthread_rwlock_unlock(&u->lock);
+	pthread_mutex_unlock(&u->tx.txlock);
+	if (err)
+		return err;
+	u->st->tx_ring++;
 	return (ssize_t)plen;
 }
 
-void vsock_send_free(struct vsock *vs)
+int vudp_tx_kick(struct vudp *u)
 {
-	if (vs->helper >= 0) {
-		vmak_sys_close(vs->helper);
-		vfd_set_internal(vs->helper, false);
+	int i, err = 0, e;
+
+	pthread_rwlock_rdlock(&u->lock);
+	for (i = 0; i < u->natt; i++) {
+		struct vringset *r = u->att[i]->ring;
+
+		pthread_mutex_lock(&r->txlock);
+		e = r->unkicked ? kick(r) : 0;
+		r->unkicked = false;
+		pthread_mutex_unlock(&r->txlock);
+		if (e && !err)
+			err = e;
 	}
-	free(vs->hc);
+	pthread_rwlock_unlock(&u->lock);
+	return err;
 }

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "sys.h"
-#include "vma.h"
+#include "sig.h"
 
 typedef void (*vsig_fn3)(int, siginfo_t *, void *);
 
@@ -94,6 +94,24 @@ static void update_end(const sigset_t *old)
 {
 	__atomic_store_n(&update_lock, 0, __ATOMIC_RELEASE);
 	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* fork() while another thread changes an action: wait for it. */
+static sigset_t fork_mask;
+
+void vsig_atfork_prepare(void)
+{
+	update_begin(&fork_mask);
+}
+
+void vsig_atfork_parent(void)
+{
+	update_end(&fork_mask);
+}
+
+void vsig_atfork_child(void)
+{
+	update_end(&fork_mask);
 }
 
 /* What the kernel holds, as the program installed it. */

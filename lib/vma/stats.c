@@ -3,11 +3,19 @@
  * Per-socket counters in a shared file (vmak/sockstats.h), so that
  * vmakctl sockets can read them from outside. Created with the first
  * socket; without it (no /dev/shm, no memory) counters stay private.
+ *
+ * /dev/shm is writable by every user, so the file is made by us or not
+ * at all: our own stale file is removed first, then the name is created
+ * exclusively without following a link, and its owner checked. A file
+ * another user planted under our name costs us our counters, never our
+ * data (vmakctl, for its part, reads only regular files whose owner is
+ * the process's).
  */
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -18,6 +26,7 @@
 
 #include "sys.h"
 #include "vma.h"
+#include "stats.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
@@ -54,6 +63,7 @@ static void remove_stale(void)
 
 static bool stats_open(void)
 {
+	struct stat st;
 	int fd;
 
 	if (sh.hdr || sh.failed)
@@ -62,8 +72,17 @@ static bool stats_open(void)
 	remove_stale();
 	snprintf(sh.path, sizeof(sh.path), "%s/%s%d", VMAK_SOCKSTATS_DIR,
 		 VMAK_SOCKSTATS_PREFIX, (int)getpid());
-	fd = open(sh.path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	/* ours from a process of this pid that died: it may go */
+	if (!lstat(sh.path, &st) && st.st_uid == geteuid())
+		unlink(sh.path);
+	fd = vmak_sys_open(sh.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
 		  0600);
+	if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+			st.st_uid != geteuid())) {
+		vmak_sys_close(fd);
+		fd = -1;
+		errno = EPERM;
+	}
 	if (fd < 0) {
 		vlog(VLOG_DETAILS, "no per-socket counters for vmakctl: %s: %m",
 		     sh.path);
@@ -137,28 +156,47 @@ static void put_sa(const struct sockaddr_storage *ss, uint8_t *addr,
 	}
 }
 
-/* What the socket owns now, for vmakctl. */
-void vstats_addresses(struct vsock *vs)
+void vstats_addresses(struct vmak_sockstat *s, int fd, int rings, bool os_only)
 {
-	struct vmak_sockstat *s = vs->slot;
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 
 	if (!s)
 		return;
-	s->rings = (uint16_t)vs->nvatt;
-	s->flags = vs->os_only ? VMAK_SOCKSTAT_OS_ONLY : 0;
-	if (!getsockname(vs->fd, (struct sockaddr *)&ss, &len))
+	s->rings = (uint16_t)rings;
+	s->flags = os_only ? VMAK_SOCKSTAT_OS_ONLY : 0;
+	if (!getsockname(fd, (struct sockaddr *)&ss, &len))
 		put_sa(&ss, s->local_addr, &s->local_port);
 	len = sizeof(ss);
 	s->peer_port = 0;
 	memset(s->peer_addr, 0, sizeof(s->peer_addr));
-	if (!getpeername(vs->fd, (struct sockaddr *)&ss, &len))
+	if (!getpeername(fd, (struct sockaddr *)&ss, &len))
 		put_sa(&ss, s->peer_addr, &s->peer_port);
 }
 
+void vstats_log(int fd, const struct vmak_sockstat_counters *c)
+{
+	if (c->rx_ring || c->rx_os || c->rx_drops || c->tx_ring || c->tx_os)
+		vlog(VLOG_DETAILS, "fd %d: received %llu via rings, %llu via the kernel socket; %llu dropped (queue full); sent %llu via rings, %llu via the kernel socket",
+		     fd, (unsigned long long)c->rx_ring,
+		     (unsigned long long)c->rx_os,
+		     (unsigned long long)c->rx_drops,
+		     (unsigned long long)c->tx_ring,
+		     (unsigned long long)c->tx_os);
+}
+
+void vstats_atfork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+void vstats_atfork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
 /* In the child of fork(): the file is the parent's. */
-void vstats_forget(void)
+void vstats_atfork_child(void)
 {
 	if (sh.hdr)
 		munmap(sh.hdr, sh.len);

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host unit tests of the libvma-compatible layer's pure parts: variables
- * (lib/vma/config.c), libvma.conf rules (lib/vma/conf.c) and the
- * demultiplexer's per-socket queue (lib/vma/ring.c). A malformed value
- * must cost exactly one log line that names the variable, and keep the
- * default.
+ * Host unit tests of the libvma-compatible layer's configuration:
+ * variables (lib/vma/env.c) and libvma.conf rules (lib/vma/rules.c). A
+ * malformed value must cost exactly one log line that names the
+ * variable, and keep the default.
  */
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -82,7 +81,7 @@ TEST(defaults_without_environment)
 	EXPECT_STREQ("", log);
 	EXPECT_EQ(true, vconf.offload);
 	EXPECT_EQ(0, vconf.rx_poll);
-	EXPECT_EQ(VRING_PER_INTERFACE, vconf.ring_logic_rx);
+	EXPECT_EQ(RING_LOGIC_PER_INTERFACE, vconf.ring_logic_rx);
 	EXPECT_EQ(2048, vconf.chunk_size);
 	EXPECT_EQ(4ULL << 20, vconf.umem_size);
 	free(log);
@@ -105,7 +104,7 @@ TEST(values_parsed)
 	EXPECT_STREQ("", log);
 	EXPECT_EQ(-1, vconf.rx_poll);
 	EXPECT_EQ(100000, vconf.select_poll);
-	EXPECT_EQ(VRING_PER_SOCKET, vconf.ring_logic_rx);
+	EXPECT_EQ(RING_LOGIC_PER_SOCKET, vconf.ring_logic_rx);
 	EXPECT_EQ(false, vconf.offload);
 	EXPECT_EQ(2ULL << 20, vconf.umem_size);
 	EXPECT_EQ(256, vconf.rx_chunks);
@@ -117,8 +116,8 @@ TEST(values_parsed)
 	setenv("VMA_RING_ALLOCATION_LOGIC_RX", "11", 1);
 	log = capture(load, NULL);
 	EXPECT_STREQ("", log);
-	EXPECT_EQ(VRING_PER_USER_ID, vconf.ring_logic_rx);
-	EXPECT_EQ(11, VRING_PER_USER_ID);
+	EXPECT_EQ(RING_LOGIC_PER_USER_ID, vconf.ring_logic_rx);
+	EXPECT_EQ(11, RING_LOGIC_PER_USER_ID);
 	free(log);
 	clear_env();
 }
@@ -312,58 +311,6 @@ TEST(conf_malformed_file_one_line_naming_file_and_line)
 	EXPECT_EQ(1, rs.n);	/* the rules before it are kept */
 	free(log);
 	vrules_free(&rs);
-}
-
-/* ---- the per-socket queue ---- */
-
-TEST(queue_grows_wraps_and_stops_at_the_ring_size)
-{
-	struct vring r = { .chunks = 200 };
-	struct vatt a = { .ring = &r };
-	struct vdgram d = { 0 }, *p;
-	uint32_t i, next = 0;
-
-	for (i = 0; i < 150; i++) {
-		d.addr = i;
-		ASSERT_TRUE(vq_push(&a, &d));
-	}
-	for (i = 0; i < 100; i++, next++) {
-		p = vq_peek(&a);
-		ASSERT_NE(NULL, p);
-		EXPECT_EQ(next, p->addr);
-		vq_pop(&a);
-	}
-	for (i = 150; i < 350; i++) {	/* wraps, then grows to 200 */
-		d.addr = i;
-		if (!vq_push(&a, &d))
-			break;
-	}
-	EXPECT_EQ(200, a.qlen);
-	EXPECT_EQ(300, i);		/* full at the ring's chunk count */
-	for (; (p = vq_peek(&a)); next++) {
-		EXPECT_EQ(next, p->addr);
-		vq_pop(&a);
-	}
-	EXPECT_EQ(300, next);
-	free(a.q);
-}
-
-/* ---- checksums of the frames send.c builds ---- */
-
-TEST(internet_checksum)
-{
-	/* an IPv4 header whose checksum is 0xb861 (checksum field zeroed) */
-	static const uint8_t ip[20] = {
-		0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11,
-		0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
-	};
-	uint8_t odd[3] = { 0x01, 0x02, 0x03 };
-
-	EXPECT_EQ(0xb861, vcsum_fold(vcsum_add(0, ip, sizeof(ip))));
-	/* an odd length pads with a zero byte: 0x0102 + 0x0300 */
-	EXPECT_EQ((uint16_t)~0x0402, vcsum_fold(vcsum_add(0, odd, 3)));
-	/* carries fold back in */
-	EXPECT_EQ((uint16_t)~0x0001, vcsum_fold(0x10000));
 }
 
 TEST_HARNESS_MAIN

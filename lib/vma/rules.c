@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "sys.h"
 #include "vma.h"
 
 struct vrules vrules VMAK_HIDDEN;
@@ -307,4 +309,35 @@ bool vrules_offload(const struct vrules *rs, enum vrule_role role,
 		return r->use_vma;
 	}
 	return true;
+}
+
+/*
+ * VMA_CONFIG_FILE, for this program (the basename of /proc/self/exe) and
+ * VMA_APPLICATION_ID. The default file missing is not worth a line.
+ */
+void vrules_load(void)
+{
+	char prog[256] = "", *text = NULL, *base;
+	const char *app = vconf_getenv("VMA_APPLICATION_ID");
+	FILE *f;
+	long n;
+
+	f = fopen(vconf.config_file, "re");
+	if (!f) {
+		if (vconf_getenv("VMA_CONFIG_FILE") || vconf_getenv("VMAK_CONFIG_FILE"))
+			vlog(VLOG_WARNING, "VMA_CONFIG_FILE=\"%s\": cannot read it: %m; offloading every UDP socket",
+			     vconf.config_file);
+		return;
+	}
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) > 0 && n < 1 << 20 &&
+	    !fseek(f, 0, SEEK_SET) && (text = calloc(1, (size_t)n + 1)) &&
+	    fread(text, 1, (size_t)n, f) == (size_t)n) {
+		n = readlink("/proc/self/exe", prog, sizeof(prog) - 1);
+		prog[n > 0 ? n : 0] = 0;
+		base = strrchr(prog, '/');
+		vrules_parse(&vrules, text, vconf.config_file,
+			     base ? base + 1 : prog, app);
+	}
+	free(text);
+	vmak_sys_fclose(f);
 }

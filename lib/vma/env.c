@@ -3,6 +3,11 @@
  * Configuration from the environment: libvma's VMA_* names, each also
  * accepted as VMAK_* (which wins). A malformed value costs one log line
  * naming the variable and what it expects; the default stays.
+ *
+ * A program the kernel runs with AT_SECURE (set-user-ID, set-group-ID,
+ * file capabilities) gets none of this: its environment comes from a
+ * less privileged user, so every variable keeps its default, as the C
+ * library ignores MALLOC_* there, and no file a variable names is opened.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -10,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
+
+#include "linux/vmak.h"
 
 #include "vma.h"
 
@@ -22,8 +30,8 @@ static void vconf_defaults(struct vconf *c)
 	c->offload = true;
 	c->rx_poll = 0;
 	c->select_poll = 0;
-	c->ring_logic_rx = VRING_PER_INTERFACE;
-	c->ring_logic_tx = VRING_PER_INTERFACE;
+	c->ring_logic_rx = RING_LOGIC_PER_INTERFACE;
+	c->ring_logic_tx = RING_LOGIC_PER_INTERFACE;
 	c->rx_ring = 2048;
 	c->rx_chunks = 1024;
 	c->chunk_size = 2048;
@@ -121,12 +129,13 @@ static bool conf_level(const char *name, const char *val, int *out)
 	return true;
 }
 
-bool vring_logic_valid(int64_t v)
+bool vconf_logic_valid(int64_t v)
 {
 	switch (v) {
-	case VRING_PER_INTERFACE: case VRING_PER_IP: case VRING_PER_SOCKET:
-	case VRING_PER_USER_ID: case VRING_PER_THREAD: case VRING_PER_CORE:
-	case VRING_PER_CORE_ATTACH:
+	case RING_LOGIC_PER_INTERFACE: case RING_LOGIC_PER_IP:
+	case RING_LOGIC_PER_SOCKET: case RING_LOGIC_PER_USER_ID:
+	case RING_LOGIC_PER_THREAD: case RING_LOGIC_PER_CORE:
+	case RING_LOGIC_PER_CORE_ATTACH_THREADS:
 		return true;
 	}
 	return false;
@@ -138,7 +147,7 @@ static bool conf_logic(const char *name, const char *val, int *out)
 
 	if (!vconf_int(name, val, 0, 31, &v))
 		return false;
-	if (vring_logic_valid(v)) {
+	if (vconf_logic_valid(v)) {
 		*out = (int)v;
 		return true;
 	}
@@ -156,7 +165,7 @@ bool vconf_spec(const char *val, struct vconf *c)
 		c->select_poll = -1;
 		c->os_poll_ratio = 100;
 		if (!strcasecmp(val, "multi_ring_latency"))
-			c->ring_logic_rx = c->ring_logic_tx = VRING_PER_SOCKET;
+			c->ring_logic_rx = c->ring_logic_tx = RING_LOGIC_PER_SOCKET;
 		return true;
 	}
 	if (!strcasecmp(val, "throughput")) {
@@ -170,17 +179,34 @@ bool vconf_spec(const char *val, struct vconf *c)
 	return false;
 }
 
+const char *vconf_getenv(const char *name)
+{
+	return secure_getenv(name);
+}
+
 /* VMAK_<x> wins over VMA_<x>; the name given back is the one set. */
 static const char *env(const char *suffix, char *name, size_t len)
 {
 	const char *v;
 
 	snprintf(name, len, "VMAK_%s", suffix);
-	v = getenv(name);
+	v = vconf_getenv(name);
 	if (v)
 		return v;
 	snprintf(name, len, "VMA_%s", suffix);
-	return getenv(name);
+	return vconf_getenv(name);
+}
+
+/* Under AT_SECURE: was anything set that we now ignore? */
+static bool any_set(void)
+{
+	extern char **environ;
+	char **e;
+
+	for (e = environ; e && *e; e++)
+		if (!strncmp(*e, "VMA_", 4) || !strncmp(*e, "VMAK_", 5))
+			return true;
+	return false;
 }
 
 static void conf_pow2(const char *name, const char *val, uint64_t min,
@@ -207,6 +233,13 @@ void vconf_load(void)
 	int lvl;
 
 	vconf_defaults(c);
+	c->secure = getauxval(AT_SECURE) != 0;
+	if (c->secure) {
+		vlog_level = c->trace_level;
+		if (any_set())
+			vlog(VLOG_WARNING, "a set-user-ID or capability program: the VMA_* and VMAK_* variables are ignored");
+		return;
+	}
 	if ((v = env("TRACELEVEL", name, sizeof(name)))) {
 		lvl = c->trace_level;
 		conf_level(name, v, &lvl);
@@ -249,4 +282,11 @@ void vconf_load(void)
 		vconf_bool(name, v, &c->rx_timestamp);
 	if ((v = env("CONFIG_FILE", name, sizeof(name))))
 		snprintf(c->config_file, sizeof(c->config_file), "%s", v);
+	if ((v = vconf_getenv("VMAK_FORK"))) {
+		if (!strcmp(v, "kernel"))
+			c->fork_kernel = true;
+		else if (strcmp(v, "parent"))
+			vlog(VLOG_WARNING, "VMAK_FORK=\"%s\": expected parent or kernel; using parent",
+			     v);
+	}
 }

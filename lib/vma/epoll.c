@@ -1,0 +1,649 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Epoll sets with offloaded members.
+ *
+ * The program's own fds go into the kernel's set as the program gave
+ * them, with its own events and data: whatever waits on the set (this
+ * library, a raw system call, a forked child, a set nesting this one)
+ * sees the program's data for the kernel sockets' readiness. What the
+ * kernel cannot see is what the library holds: datagrams in a ring, or
+ * already in a socket's queue. So for each member that asks for input the
+ * set also holds registrations of the library's own fds: the socket's
+ * eventfd and its rings' fds (shared by members, counted), tagged with
+ * our pointers. epoll_wait() lets the program's events through as they
+ * are, handles the tagged ones (drains the ring, consumes the eventfd),
+ * and then reports members whose queues hold datagrams: merged into the
+ * kernel's event for the same data if there is one, else as an event of
+ * their own, level-triggered, edge-triggered (once per new datagram) or
+ * one-shot (once until EPOLL_CTL_MOD) as the member asked.
+ *
+ * A set is an fd object (fd.h): dup()s of its fd share it, and a wait in
+ * progress holds a reference, so closing the fd, or a member, while
+ * another thread waits is safe. Members hold a reference to their socket;
+ * a socket's last close takes it out of every set (vfd_last_fd_hook).
+ *
+ * Locks: sets_lock (the list of sets) before a set's lock; a set's lock
+ * before anything of its members'. Nothing sleeps under them.
+ */
+#include <errno.h>
+#include <linux/kcmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sys.h"
+#include "vma.h"
+#include "fd.h"
+#include "wait.h"
+#include "demux.h"
+#include "iomux.h"
+
+#define EV_IN	(EPOLLIN | EPOLLRDNORM)
+
+enum { REG_EFD, REG_RING };
+
+/* One of the library's fds in the kernel's set; its data is &reg. */
+struct vreg {
+	int fd;
+	int kind;
+	struct vwait *w;		/* REG_EFD: whose eventfd */
+	struct vringset *ring;		/* REG_RING */
+	int users;
+	bool stale;			/* the parent's, in a forked child */
+	struct vreg *next;
+};
+
+struct vmember {
+	int fd;
+	struct vfd *f;
+	struct vwait *w;
+	uint32_t events;
+	epoll_data_t data;
+	bool disabled;			/* EPOLLONESHOT fired */
+	uint32_t last_seq;		/* EPOLLET: what was reported */
+	struct vreg *efd;		/* its registrations */
+	struct vreg *rings[VWAIT_MAX_SRC];
+	int nrings;
+	uint32_t gen;			/* w->gen they follow */
+	struct vmember *next;
+};
+
+struct vepoll {
+	struct vfd hdr;
+	pthread_mutex_t lock;
+	int epfd;			/* the kernel set, as we reach it */
+	bool own_fd;
+	struct vmember *members;
+	struct vreg *regs;
+	struct vepoll *next;		/* sets_lock */
+};
+
+static struct vfd_pool pool = VFD_POOL_INIT(struct vepoll);
+static pthread_mutex_t sets_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vepoll *sets;
+
+static const struct vfd_ops vepoll_ops;
+
+static struct vepoll *ep_of(struct vfd *f)
+{
+	return (struct vepoll *)f;
+}
+
+/* ---- registrations of our fds ---- */
+
+static struct vreg *reg_get(struct vepoll *ep, int kind, int fd,
+			    struct vwait *w, struct vringset *ring)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct vreg *r;
+
+	for (r = ep->regs; r; r = r->next)
+		if (!r->stale && r->fd == fd && r->kind == kind) {
+			r->users++;
+			return r;
+		}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->fd = fd;
+	r->kind = kind;
+	r->w = w;
+	r->ring = ring;
+	r->users = 1;
+	ev.data.u64 = (uint64_t)(uintptr_t)r;
+	if (vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		vlog_once(VLOG_WARNING, "an epoll set cannot watch the library's fd: %m (datagrams on rings are found when the set is waited on again)");
+		free(r);
+		return NULL;
+	}
+	r->next = ep->regs;
+	ep->regs = r;
+	return r;
+}
+
+static void reg_put(struct vepoll *ep, struct vreg *r)
+{
+	struct vreg **pp;
+
+	if (!r || --r->users)
+		return;
+	if (!r->stale)
+		vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_DEL, r->fd, NULL);
+	for (pp = &ep->regs; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	free(r);
+}
+
+static struct vreg *reg_find(struct vepoll *ep, uint64_t data)
+{
+	struct vreg *r;
+
+	for (r = ep->regs; r; r = r->next)
+		if ((uint64_t)(uintptr_t)r == data)
+			return r;
+	return NULL;
+}
+
+/* The eventfd and rings of m, registered while m asks for input. */
+static void member_regs(struct vepoll *ep, struct vmember *m)
+{
+	int i, n, efd;
+
+	m->gen = __atomic_load_n(&m->w->gen, __ATOMIC_ACQUIRE);
+	if (!(m->events & EV_IN))
+		return;
+	efd = __atomic_load_n(&m->w->efd, __ATOMIC_ACQUIRE);
+	if (efd >= 0)
+		m->efd = reg_get(ep, REG_EFD, efd, m->w, NULL);
+	n = __atomic_load_n(&m->w->nsrc, __ATOMIC_ACQUIRE);
+	for (i = 0; i < n; i++) {
+		struct vringset *rs = __atomic_load_n(&m->w->src[i],
+						      __ATOMIC_ACQUIRE);
+		struct vreg *r = reg_get(ep, REG_RING, vrs_fd(rs), NULL, rs);
+
+		if (r)
+			m->rings[m->nrings++] = r;
+	}
+}
+
+static void member_unregs(struct vepoll *ep, struct vmember *m)
+{
+	int i;
+
+	reg_put(ep, m->efd);
+	m->efd = NULL;
+	for (i = 0; i < m->nrings; i++)
+		reg_put(ep, m->rings[i]);
+	m->nrings = 0;
+}
+
+/* Members whose sockets got rings (or an eventfd) since they joined. */
+static void resync(struct vepoll *ep)
+{
+	struct vmember *m;
+
+	for (m = ep->members; m; m = m->next)
+		if (m->gen != __atomic_load_n(&m->w->gen, __ATOMIC_ACQUIRE)) {
+			member_unregs(ep, m);
+			member_regs(ep, m);
+		}
+}
+
+static void member_unlink(struct vepoll *ep, struct vmember *m)
+{
+	struct vmember **pp;
+
+	for (pp = &ep->members; *pp; pp = &(*pp)->next)
+		if (*pp == m) {
+			*pp = m->next;
+			break;
+		}
+	member_unregs(ep, m);
+}
+
+/* After unlinking, without the set's lock (the socket may go). */
+static void member_free(struct vmember *m)
+{
+	vwait_set_add(m->w, -1);
+	vfd_put(m->f);
+	free(m);
+}
+
+static struct vmember *member_of(struct vepoll *ep, int fd)
+{
+	struct vmember *m;
+
+	for (m = ep->members; m; m = m->next)
+		if (m->fd == fd)
+			return m;
+	return NULL;
+}
+
+/* ---- the set as an fd ---- */
+
+static void ep_destroy(struct vfd *f)
+{
+	struct vepoll *ep = ep_of(f);
+	struct vepoll **pp;
+	struct vmember *m;
+	struct vreg *r;
+
+	pthread_mutex_lock(&sets_lock);
+	for (pp = &sets; *pp; pp = &(*pp)->next)
+		if (*pp == ep) {
+			*pp = ep->next;
+			break;
+		}
+	pthread_mutex_unlock(&sets_lock);
+	/* the kernel's set is gone with its last fd (or ours, below) */
+	while ((m = ep->members)) {
+		ep->members = m->next;
+		member_free(m);
+	}
+	while ((r = ep->regs)) {
+		ep->regs = r->next;
+		free(r);
+	}
+	if (ep->own_fd)
+		vfd_close_internal(ep->epfd);
+	pthread_mutex_destroy(&ep->lock);
+	vfd_pool_free(&pool, f);
+}
+
+static void ep_closing(struct vfd *f, int fd)
+{
+	struct vepoll *ep = ep_of(f);
+
+	if (!vfd_keep_copy(f, fd, &ep->epfd, &ep->own_fd, 0))
+		vlog(VLOG_WARNING, "epoll fd %d: no fd left to keep the set for its other users (%m)",
+		     fd);
+}
+
+/* An object's last fd is gone: it leaves every set. */
+static void fd_gone(struct vfd *f)
+{
+	struct vmember *m, *next, *gone = NULL;
+	struct vepoll *ep;
+
+	if (!f->ops->wait)
+		return;
+	pthread_mutex_lock(&sets_lock);
+	for (ep = sets; ep; ep = ep->next) {
+		pthread_mutex_lock(&ep->lock);
+		for (m = ep->members; m; m = next) {
+			next = m->next;
+			if (m->f != f)
+				continue;
+			member_unlink(ep, m);
+			m->next = gone;
+			gone = m;
+		}
+		pthread_mutex_unlock(&ep->lock);
+	}
+	pthread_mutex_unlock(&sets_lock);
+	for (m = gone; m; m = next) {
+		next = m->next;
+		member_free(m);
+	}
+}
+
+__attribute__((constructor)) static void epoll_init(void)
+{
+	vfd_last_fd_hook = fd_gone;
+}
+
+/*
+ * The set object for epfd, a valid epoll fd: the one the table has, one
+ * of another fd of the same kernel set (a dup made before we knew it),
+ * or a new one. Referenced, or NULL without memory.
+ */
+static struct vepoll *set_for(int epfd)
+{
+	struct vfd *f = vfd_get(epfd);
+	struct vepoll *ep;
+	pid_t pid = getpid();
+
+	if (f && f->ops == &vepoll_ops)
+		return ep_of(f);
+	if (f)
+		vfd_put(f);
+	pthread_mutex_lock(&sets_lock);
+	for (ep = sets; ep; ep = ep->next)
+		if (!syscall(SYS_kcmp, pid, pid, KCMP_FILE, epfd, ep->epfd) &&
+		    vfd_tryref(&ep->hdr))
+			break;
+	pthread_mutex_unlock(&sets_lock);
+	if (ep) {
+		vfd_ref(&ep->hdr);	/* the new slot's */
+		vfd_install(epfd, &ep->hdr);
+		return ep;
+	}
+	ep = (struct vepoll *)vfd_pool_alloc(&pool);
+	if (!ep)
+		return NULL;
+	ep->hdr.ops = &vepoll_ops;
+	pthread_mutex_init(&ep->lock, NULL);
+	ep->epfd = epfd;
+	__atomic_store_n(&ep->hdr.refs, 2, __ATOMIC_RELEASE);	/* slot, ours */
+	pthread_mutex_lock(&sets_lock);
+	ep->next = sets;
+	sets = ep;
+	pthread_mutex_unlock(&sets_lock);
+	vfd_install(epfd, &ep->hdr);
+	return ep;
+}
+
+/* ---- epoll_ctl ---- */
+
+static int member_add(struct vepoll *ep, int fd, struct vfd *f,
+		      const struct epoll_event *ev)
+{
+	struct vmember *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	m->fd = fd;
+	m->f = f;
+	m->w = f->ops->wait(f);
+	m->events = ev->events;
+	m->data = ev->data;
+	m->last_seq = vwait_seq(m->w) - 1;
+	vfd_ref(f);
+	vwait_set_add(m->w, 1);
+	pthread_mutex_lock(&ep->lock);
+	member_regs(ep, m);
+	m->next = ep->members;
+	ep->members = m;
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+static void member_mod(struct vepoll *ep, int fd, const struct epoll_event *ev)
+{
+	struct vmember *m;
+
+	pthread_mutex_lock(&ep->lock);
+	m = member_of(ep, fd);
+	if (m) {
+		member_unregs(ep, m);
+		m->events = ev->events;
+		m->data = ev->data;
+		m->disabled = false;
+		m->last_seq = vwait_seq(m->w) - 1;
+		member_regs(ep, m);
+	}
+	pthread_mutex_unlock(&ep->lock);
+}
+
+static void member_del(struct vepoll *ep, int fd)
+{
+	struct vmember *m;
+
+	pthread_mutex_lock(&ep->lock);
+	m = member_of(ep, fd);
+	if (m)
+		member_unlink(ep, m);
+	pthread_mutex_unlock(&ep->lock);
+	if (m)
+		member_free(m);
+}
+
+int vepoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
+{
+	struct vfd *f = vfd_get(fd), *ef;
+	struct vepoll *ep;
+	int rc, err;
+
+	if (f && !f->ops->wait) {
+		vfd_put(f);
+		f = NULL;
+	}
+	/* the program's registration, with its own data, comes first */
+	rc = vmak_sys_epoll_ctl(epfd, op, fd, ev);
+	err = errno;
+	if (rc) {
+		if (f)
+			vfd_put(f);
+		errno = err;
+		return rc;
+	}
+	if (op == EPOLL_CTL_ADD && f) {
+		ep = set_for(epfd);	/* the kernel took epfd: a set */
+		if (!ep || member_add(ep, fd, f, ev))
+			vlog_once(VLOG_WARNING, "no memory for an epoll member: datagrams on its rings are found only when it is read");
+		if (ep)
+			vfd_put(&ep->hdr);
+	} else if (op != EPOLL_CTL_ADD) {
+		ef = vfd_get(epfd);
+		if (ef && ef->ops == &vepoll_ops) {
+			if (op == EPOLL_CTL_MOD && ev)
+				member_mod(ep_of(ef), fd, ev);
+			else if (op == EPOLL_CTL_DEL)
+				member_del(ep_of(ef), fd);
+		}
+		if (ef)
+			vfd_put(ef);
+	}
+	if (f)
+		vfd_put(f);
+	errno = err;
+	return rc;
+}
+
+/* ---- epoll_wait ---- */
+
+/* Take a registration's event: true if it is the program's. */
+static bool tagged(struct vepoll *ep, const struct epoll_event *e)
+{
+	struct vreg *r = reg_find(ep, e->data.u64);
+
+	if (!r)
+		return false;
+	if (r->stale)
+		return true;	/* the parent's business */
+	if (r->kind == REG_RING)
+		vdemux_drain_try(r->ring);
+	else
+		vwait_consume(r->w);
+	return true;
+}
+
+/* The kernel reported a one-shot member's own fd: it is spent. */
+static void spent(struct vepoll *ep, const struct epoll_event *e)
+{
+	struct vmember *m;
+
+	for (m = ep->members; m; m = m->next)
+		if ((m->events & EPOLLONESHOT) && m->data.u64 == e->data.u64) {
+			m->disabled = true;
+			if (e->events & EPOLLIN)
+				__atomic_store_n(&m->w->os_hint, true,
+						 __ATOMIC_RELAXED);
+		} else if (m->data.u64 == e->data.u64 && (e->events & EPOLLIN)) {
+			__atomic_store_n(&m->w->os_hint, true, __ATOMIC_RELAXED);
+		}
+}
+
+static bool member_ready(const struct vmember *m)
+{
+	if (m->disabled || !(m->events & EV_IN) || !vwait_ready(m->w))
+		return false;
+	return !(m->events & EPOLLET) || vwait_seq(m->w) != m->last_seq;
+}
+
+/*
+ * Members whose queues make them readable, into out[] after the n there
+ * (merged with an event of the same data). A one-shot member reported
+ * here is spent, and so is its kernel registration.
+ */
+static int scan(struct vepoll *ep, struct epoll_event *out, int n, int max)
+{
+	struct epoll_event off;
+	struct vmember *m;
+	uint32_t ev;
+	int i;
+
+	for (m = ep->members; m; m = m->next) {
+		if (!member_ready(m))
+			continue;
+		ev = m->events & EV_IN;
+		for (i = 0; i < n; i++)
+			if (out[i].data.u64 == m->data.u64)
+				break;
+		if (i == n) {
+			if (n == max)
+				break;	/* level-triggered: the next wait */
+			out[n].events = 0;
+			out[n].data = m->data;
+			n++;
+		}
+		out[i].events |= ev;
+		m->last_seq = vwait_seq(m->w);
+		if (m->events & EPOLLONESHOT) {
+			m->disabled = true;
+			off.events = EPOLLONESHOT;
+			off.data = m->data;
+			vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_MOD, m->fd, &off);
+		}
+	}
+	return n;
+}
+
+/* Before a wait: drain the rings, and is a member ready already? */
+static bool prepare(struct vepoll *ep)
+{
+	struct vmember *m;
+	struct vreg *r;
+	bool ready = false;
+
+	resync(ep);
+	for (r = ep->regs; r; r = r->next)
+		if (r->kind == REG_RING && !r->stale)
+			vdemux_drain_try(r->ring);
+	for (m = ep->members; m && !ready; m = m->next)
+		ready = member_ready(m);
+	/* the next scan starts one further: no member starves the rest */
+	if (ep->members && ep->members->next) {
+		struct vmember *first = ep->members, *last = first;
+
+		while (last->next)
+			last = last->next;
+		ep->members = first->next;
+		first->next = NULL;
+		last->next = first;
+	}
+	return ready;
+}
+
+/* A thread cancelled in the wait drops the interposer's reference. */
+static void wait_cancelled(void *arg)
+{
+	vfd_put(arg);
+}
+
+static int kernel_wait(struct vfd *f, int epfd, struct epoll_event *out,
+		       int max, int tmo, const sigset_t *mask)
+{
+	int rc;
+
+	pthread_cleanup_push(wait_cancelled, f);
+	rc = vmak_sys_epoll_pwait(epfd, out, max, tmo, mask);
+	pthread_cleanup_pop(0);
+	return rc;
+}
+
+static int ep_wait(struct vfd *f, struct epoll_event *out, int max,
+		   int64_t deadline, const sigset_t *mask)
+{
+	struct vepoll *ep = ep_of(f);
+	int64_t spin_end = 0;
+	int rc, n, i, tmo;
+	bool ready;
+
+	if (max <= 0 || max > (int)(INT32_MAX / sizeof(*out))) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (vconf.select_poll)
+		spin_end = vconf.select_poll < 0 ? INT64_MAX :
+			   vnow_ns() + vconf.select_poll * 1000;
+	for (;;) {
+		pthread_mutex_lock(&ep->lock);
+		ready = prepare(ep);
+		pthread_mutex_unlock(&ep->lock);
+		tmo = ready || (spin_end && vnow_ns() < spin_end) ? 0 :
+		      vdeadline_ms_left(deadline);
+		rc = kernel_wait(f, ep->epfd, out, max, tmo, mask);
+		if (rc < 0)
+			return -1;
+		pthread_mutex_lock(&ep->lock);
+		for (i = n = 0; i < rc; i++) {
+			if (tagged(ep, &out[i]))
+				continue;
+			spent(ep, &out[i]);
+			out[n++] = out[i];
+		}
+		n = scan(ep, out, n, max);
+		pthread_mutex_unlock(&ep->lock);
+		if (n)
+			return n;
+		if (rc == max)
+			continue;	/* all ours: look again at once */
+		if (deadline >= 0 && vnow_ns() >= deadline &&
+		    !(spin_end && vnow_ns() < spin_end))
+			return 0;
+	}
+}
+
+static const struct vfd_ops vepoll_ops = {
+	.kind = "epoll",
+	.destroy = ep_destroy,
+	.closing = ep_closing,
+	.epoll_wait = ep_wait,
+};
+
+/* ---- fork ---- */
+
+void vepoll_atfork_prepare(void)
+{
+	pthread_mutex_lock(&sets_lock);
+}
+
+void vepoll_atfork_parent(void)
+{
+	pthread_mutex_unlock(&sets_lock);
+}
+
+/*
+ * The kernel's sets are shared with the parent, and so are the library
+ * fds registered in them: the parent's to add and remove. The child keeps
+ * the sets and their members (the program's data for its fds is in the
+ * kernel's set anyway); the registrations it inherited are marked stale,
+ * their events dropped, and its sockets' own rings, if they get any,
+ * come in as new ones.
+ */
+void vepoll_atfork_child(void)
+{
+	struct vmember *m;
+	struct vepoll *ep;
+	struct vreg *r;
+
+	pthread_mutex_init(&sets_lock, NULL);
+	vfd_pool_atfork_child(&pool);
+	for (ep = sets; ep; ep = ep->next) {
+		pthread_mutex_init(&ep->lock, NULL);
+		for (r = ep->regs; r; r = r->next) {
+			r->stale = true;
+			r->users = 1 << 30;	/* never freed: tags stay known */
+		}
+		for (m = ep->members; m; m = m->next) {
+			m->efd = NULL;
+			m->nrings = 0;
+			m->gen = __atomic_load_n(&m->w->gen, __ATOMIC_RELAXED) - 1;
+		}
+	}
+}

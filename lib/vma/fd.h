@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * One fd, one interface: every fd the library owns is a struct vfd with a
+ * reference count and an ops table, as the kernel's struct file has its
+ * file_operations. The fd table (fdtab.c) maps numbers to these objects
+ * and knows nothing else about them; an interposer looks the fd up, calls
+ * the op (or the C library when the kind has none) and drops its
+ * reference. A new kind of fd is a new ops table.
+ *
+ * Kinds today: an offloaded UDP socket (udp.c) and an epoll set with
+ * offloaded members (epoll.c). The library's own fds (ring sockets,
+ * eventfds, helpers, the log) are marked internal: they look closed to
+ * the program.
+ *
+ * Lifetime. Each table slot holding a vfd owns one reference, and so does
+ * every caller between vfd_get() and vfd_put(). The last vfd_put() calls
+ * ops->destroy. Objects are allocated from a struct vfd_pool of their
+ * kind and, once destroyed, are kept there for reuse by the same kind:
+ * their memory stays a vfd of that kind for good, which is what lets
+ * vfd_get() take a reference without a lock (fdtab.c says how).
+ */
+#ifndef _VMAK_VMA_FD_H
+#define _VMAK_VMA_FD_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "internal.h"
+
+struct vfd;
+struct vwait;
+
+struct vfd_ops {
+	const char *kind;		/* for logs */
+	/* The last reference went: free what the object holds. */
+	void (*destroy)(struct vfd *f);
+	/*
+	 * fd, one of f's, is about to close (still open; its slot may
+	 * already be empty): the object stops using it. Then closed(),
+	 * once fd is gone and its slot empty; the table drops the slot's
+	 * reference after it. Either may be NULL.
+	 */
+	void (*closing)(struct vfd *f, int fd);
+	void (*closed)(struct vfd *f, int fd);
+
+	/*
+	 * The calls. NULL: the interposer calls the C library. Each op
+	 * makes the system call itself and returns what the C library
+	 * would (errno set on failure).
+	 */
+	int (*bind)(struct vfd *f, int fd, const struct sockaddr *sa,
+		    socklen_t len);
+	int (*connect)(struct vfd *f, int fd, const struct sockaddr *sa,
+		       socklen_t len);
+	int (*setsockopt)(struct vfd *f, int fd, int level, int name,
+			  const void *val, socklen_t len);
+	int (*fcntl)(struct vfd *f, int fd, int cmd, long arg);
+	int (*ioctl)(struct vfd *f, int fd, unsigned long req, long arg);
+	ssize_t (*recvmsg)(struct vfd *f, int fd, struct msghdr *msg,
+			   int flags);
+	int (*recvmmsg)(struct vfd *f, int fd, struct mmsghdr *v,
+			unsigned int n, int flags, struct timespec *t);
+	ssize_t (*sendmsg)(struct vfd *f, int fd, const struct msghdr *msg,
+			   int flags);
+	int (*sendmmsg)(struct vfd *f, int fd, struct mmsghdr *v,
+			unsigned int n, int flags);
+	int (*epoll_ctl)(struct vfd *f, int epfd, int op, int fd,
+			 struct epoll_event *ev);
+	/* deadline: CLOCK_MONOTONIC ns, -1 for none (vma.h) */
+	int (*epoll_wait)(struct vfd *f, struct epoll_event *ev, int n,
+			  int64_t deadline, const sigset_t *mask);
+
+	/*
+	 * Readiness the kernel does not see (datagrams already in the
+	 * library's queues): poll, select and epoll sleep on the object's
+	 * wait state (wait.h) beside the fd itself. NULL: only the kernel
+	 * knows this fd's readiness.
+	 */
+	struct vwait *(*wait)(struct vfd *f);
+};
+
+struct vfd {
+	int refs;
+	int nfds;			/* table slots holding it */
+	const struct vfd_ops *ops;
+	struct vfd *pool_next;		/* in its pool, once destroyed */
+};
+
+/* Freed objects of one kind, kept for reuse (see the lifetime above). */
+struct vfd_pool {
+	size_t size;			/* of the kind's struct; vfd first */
+	pthread_mutex_t lock;
+	struct vfd *spare;
+};
+
+#define VFD_POOL_INIT(type) \
+	{ .size = sizeof(type), .lock = PTHREAD_MUTEX_INITIALIZER }
+
+/* A zeroed object with refs 0 (not yet findable); NULL without memory. */
+struct vfd *vfd_pool_alloc(struct vfd_pool *p) VMAK_HIDDEN;
+/* Called by ops->destroy at its end. */
+void vfd_pool_free(struct vfd_pool *p, struct vfd *f) VMAK_HIDDEN;
+/* In the child of fork(): the pool's lock may have been held. */
+void vfd_pool_atfork_child(struct vfd_pool *p) VMAK_HIDDEN;
+
+/*
+ * Any object ever installed: until then every lookup is one load and a
+ * branch, and the interposers call the C library at once.
+ */
+extern int vfd_active VMAK_HIDDEN;
+
+static inline bool vfd_any(void)
+{
+	return __atomic_load_n(&vfd_active, __ATOMIC_RELAXED);
+}
+
+/*
+ * This process forked: its fds' open file descriptions may be shared with
+ * another process, which can change their flags (O_NONBLOCK) behind us.
+ */
+extern int vfd_shared VMAK_HIDDEN;
+
+/*
+ * Called when an object's last fd is gone, before its closed(): epoll.c
+ * takes it out of every set (as the kernel's __fput() calls
+ * eventpoll_release()). Set once by epoll.c.
+ */
+extern void (*vfd_last_fd_hook)(struct vfd *f) VMAK_HIDDEN;
+
+/* A referenced object for fd, or NULL (not ours). vfd_put() after. */
+struct vfd *vfd_get(int fd) VMAK_HIDDEN;
+void vfd_ref(struct vfd *f) VMAK_HIDDEN;
+/* A reference unless the object is being destroyed (refs 0). */
+bool vfd_tryref(struct vfd *f) VMAK_HIDDEN;
+void vfd_put(struct vfd *f) VMAK_HIDDEN;
+/* Does the table hold anything for fd (an object, or one of ours)? */
+bool vfd_stale(int fd) VMAK_HIDDEN;
+/* Is fd one of the library's own (it then looks closed)? */
+bool vfd_internal(int fd) VMAK_HIDDEN;
+
+/*
+ * Put a new object in fd's slot: the slot takes the caller's reference
+ * (refs set to 1 before). Whatever the slot held (a stale entry: its fd
+ * was closed behind our back) is dropped.
+ */
+void vfd_install(int fd, struct vfd *f) VMAK_HIDDEN;
+/*
+ * fd is closing or was replaced: closing() before the system call (fd
+ * still open), then the system call, then closed() with its result.
+ * vfd_closed() empties the slot, tells the object and drops the slot's
+ * reference; it does nothing if rc < 0 (the fd was not closed).
+ */
+struct vfd *vfd_closing(int fd) VMAK_HIDDEN;
+void vfd_closed(int fd, struct vfd *f, int rc) VMAK_HIDDEN;
+/* A number the kernel just handed out (open(), pipe()...) has no past. */
+void vfd_fresh(int fd) VMAK_HIDDEN;
+/* Every slot holding f is emptied (f stops being ours: a plain socket). */
+void vfd_clear_all_of(struct vfd *f) VMAK_HIDDEN;
+/* newfd is now a copy of oldfd: it gets oldfd's object, if any. */
+void vfd_dup(int oldfd, int newfd) VMAK_HIDDEN;
+/*
+ * The fds in [lo, hi] that hold objects (internal false) or are the
+ * library's own (true): up to max of them in fds[]; returns how many
+ * there are.
+ */
+int vfd_scan(unsigned int lo, unsigned int hi, bool internal, int *fds,
+	     int max) VMAK_HIDDEN;
+/*
+ * For closing(): fd, one of f's, is about to close. If it is the one the
+ * object reaches the kernel through (*fdp) while other fds or calls in
+ * flight still need the file, *fdp becomes a hidden copy (*own set), as
+ * the kernel keeps a file while any fd or call holds it. others: the
+ * object's references that are neither fds nor calls (epoll members).
+ * The caller of closing() holds one reference. False: no fd left for a
+ * copy.
+ */
+bool vfd_keep_copy(struct vfd *f, int fd, int *fdp, bool *own, int others)
+	VMAK_HIDDEN;
+/* fn on every slot of a kind (the table's lock held: no table calls). */
+void vfd_for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
+	VMAK_HIDDEN;
+
+/*
+ * The library's own fds: moved to the top half of the soft RLIMIT_NOFILE,
+ * where programs that take the lowest free fd rarely reach, close-on-exec,
+ * and marked internal. vfd_adopt() returns the new number (or fd itself
+ * if it could not move it); vfd_close_internal() closes and unmarks.
+ */
+int vfd_adopt(int fd) VMAK_HIDDEN;
+void vfd_close_internal(int fd) VMAK_HIDDEN;
+/* The mark alone, for an fd closed elsewhere (the native layer). */
+void vfd_unmark_internal(int fd) VMAK_HIDDEN;
+
+/* In the child of fork(): the table's lock may have been held. */
+void vfd_atfork_prepare(void) VMAK_HIDDEN;
+void vfd_atfork_parent(void) VMAK_HIDDEN;
+void vfd_atfork_child(void) VMAK_HIDDEN;
+
+#endif /* _VMAK_VMA_FD_H */

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The process: its configuration, read once at the first UDP socket;
+ * whether the module is there at all (looked up once: without it every
+ * socket is the kernel's alone, at the kernel's cost); and fork().
+ *
+ * fork() from a program with other threads: the prepare handler takes
+ * the library's global locks (in the order vma.h gives), so that the
+ * child starts with every list whole, and the child resets each object's
+ * own locks, which another thread of the parent may have held. The child
+ * keeps its objects, minus what belongs to the parent: the rings (their
+ * rules keep steering into the parent's rings while it lives), what the
+ * queues hold (the parent reads it), the eventfds and the registrations
+ * of library fds in shared epoll sets. VMAK_FORK=kernel instead moves
+ * every socket back to its kernel socket before the fork, so that all the
+ * processes share one receive queue, as on plain sockets.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "vma.h"
+#include "fd.h"
+#include "sig.h"
+#include "rings.h"
+#include "stats.h"
+#include "udp.h"
+#include "iomux.h"
+#include "vmak/vmak.h"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static bool usable;
+static pid_t pid;
+
+static void atfork_prepare(void)
+{
+	if (vconf.fork_kernel)
+		vudp_all_to_os();
+	vepoll_atfork_prepare();
+	vrs_atfork_prepare();
+	vfd_atfork_prepare();
+	vstats_atfork_prepare();
+	vsig_atfork_prepare();
+}
+
+static void atfork_parent(void)
+{
+	vsig_atfork_parent();
+	vstats_atfork_parent();
+	vfd_atfork_parent();
+	vrs_atfork_parent();
+	vepoll_atfork_parent();
+	__atomic_store_n(&vfd_shared, 1, __ATOMIC_RELAXED);
+}
+
+static void atfork_child(void)
+{
+	vsig_atfork_child();
+	vstats_atfork_child();
+	vfd_atfork_child();
+	vepoll_atfork_child();
+	vudp_atfork_child();
+	vrs_atfork_child();
+	pid = (pid_t)syscall(SYS_getpid);
+	__atomic_store_n(&vfd_shared, 1, __ATOMIC_RELAXED);
+}
+
+static void init(void)
+{
+	int fam;
+
+	pid = (pid_t)syscall(SYS_getpid);
+	vconf_load();
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	if (!vconf.offload)
+		return;
+	fam = vmak_family();
+	if (fam < 0) {
+		vlog(VLOG_WARNING, "UDP sockets stay on the kernel: %s",
+		     fam == -ENOENT || fam == -EAFNOSUPPORT ?
+		     "the vmak module is not loaded" : vmak_strerror(fam));
+		return;
+	}
+	vrules_load();
+	usable = true;
+}
+
+bool vproc_init(void)
+{
+	pthread_once(&once, init);
+	return usable;
+}
+
+bool vproc_vforked(void)
+{
+	return pid && (pid_t)syscall(SYS_getpid) != pid;
+}

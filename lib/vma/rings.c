@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The process's ring sets and its UMEM.
+ *
+ * One UMEM per process, registered by the first ring set and shared by
+ * the others (VMAK_BIND_SHARED_UMEM); its chunks sit in a pool, and each
+ * ring set takes VMA_RX_WRE of them for its FILL ring and a few for TX
+ * frames. A received chunk goes round: FILL, RX descriptor, the queue of
+ * the socket whose rule cookie it carries (demux.c), and back to the FILL
+ * ring of its ring set once the program has read it. Ring sets are bound
+ * with VMAK_BIND_PASS_ON_DROP: what a ring cannot take (no chunk free, RX
+ * ring full) goes on to the kernel socket, where the receive path finds
+ * it, so a slow reader slows, it does not lose.
+ *
+ * Ring sets outlive their sockets: the next socket of the same device and
+ * key reuses one, and the first holds the UMEM. They go with the process.
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "sys.h"
+#include "vma.h"
+#include "fd.h"
+#include "addr.h"
+#include "rings.h"
+
+#define VRS_TX		256	/* TX and COMPLETION entries */
+#define VRS_TX_CHUNKS	64	/* chunks a ring set keeps for TX frames */
+
+static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vringset *rings;
+
+static struct {
+	void *base;
+	uint64_t len;
+	uint32_t chunk, nchunks;
+	int owner_fd;		/* the ring set that registered it, -1 */
+	uint64_t *pool;		/* free chunk addresses */
+	uint32_t npool;
+	int failed;		/* -errno: it cannot be had in this process */
+	const char *why;
+	char whybuf[160];
+} umem = { .owner_fd = -1 };
+
+void *vrs_chunk(uint64_t addr)
+{
+	return (char *)umem.base + addr;
+}
+
+uint32_t vrs_chunk_size(void)
+{
+	return umem.chunk;
+}
+
+void vrs_recycle_locked(struct vringset *r, uint64_t addr)
+{
+	uint32_t idx;
+
+	addr &= ~(uint64_t)(umem.chunk - 1);
+	/* The FILL ring has room for every chunk the ring set owns. */
+	if (vmak_ring_reserve(r->rs.fill, 1, &idx)) {
+		*vmak_ring_fill_addr(r->rs.fill, idx) = addr;
+		vmak_ring_submit(r->rs.fill, 1);
+	}
+}
+
+static uint32_t dev_mtu(int ifindex)
+{
+	struct ifreq ifr;
+	int s = vmak_sys_socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	uint32_t mtu = 1500;
+
+	memset(&ifr, 0, sizeof(ifr));
+	if (s >= 0 && if_indextoname((unsigned int)ifindex, ifr.ifr_name) &&
+	    !vmak_sys_ioctl(s, SIOCGIFMTU, (long)&ifr))
+		mtu = (uint32_t)ifr.ifr_mtu;
+	if (s >= 0)
+		vmak_sys_close(s);
+	return mtu;
+}
+
+static void pool_reset(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < umem.nchunks; i++)
+		umem.pool[i] = (uint64_t)(umem.nchunks - 1 - i) * umem.chunk;
+	umem.npool = umem.nchunks;
+}
+
+static int umem_fail(int err, const char *why)
+{
+	umem.failed = err;
+	umem.why = why;
+	return err;
+}
+
+/*
+ * The UMEM, sized to what RLIMIT_MEMLOCK leaves room for (the rings are
+ * charged too), at least 128 chunks. Not copied into children (fork()
+ * would have to copy the pinned pages at once, and the child never reads
+ * them).
+ */
+static int umem_setup(void)
+{
+	uint64_t len = vconf.umem_size, rings_bytes = 256 << 10;
+	struct rlimit rl;
+
+	if (umem.failed)
+		return umem.failed;
+	if (umem.base)
+		return 0;
+	umem.chunk = vconf.chunk_size;
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < len + rings_bytes) {
+		len = rl.rlim_cur > rings_bytes ? rl.rlim_cur - rings_bytes : 0;
+		len &= ~((uint64_t)umem.chunk * 64 - 1);
+		if (len < 128ULL * umem.chunk) {
+			snprintf(umem.whybuf, sizeof(umem.whybuf),
+				 "RLIMIT_MEMLOCK is %llu bytes: too small for the smallest UMEM (%llu bytes and the rings; raise it with ulimit -l)",
+				 (unsigned long long)rl.rlim_cur,
+				 128ULL * umem.chunk);
+			return umem_fail(-ENOBUFS, umem.whybuf);
+		}
+		vlog(VLOG_INFO, "UMEM cut to %llu bytes to fit RLIMIT_MEMLOCK (%llu)",
+		     (unsigned long long)len, (unsigned long long)rl.rlim_cur);
+	}
+	umem.base = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (umem.base == MAP_FAILED) {
+		umem.base = NULL;
+		return -errno;
+	}
+	madvise(umem.base, len, MADV_DONTFORK);
+	umem.len = len;
+	umem.nchunks = (uint32_t)(len / umem.chunk);
+	umem.pool = malloc(sizeof(*umem.pool) * umem.nchunks);
+	if (!umem.pool) {
+		munmap(umem.base, len);
+		umem.base = NULL;
+		return -ENOMEM;
+	}
+	pool_reset();
+	return 0;
+}
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+	uint32_t p = VMAK_RING_MIN;
+
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+static void config(struct vmak_ringset_config *cfg, int ifindex, uint32_t take)
+{
+	vmak_ringset_config_default(cfg);
+	cfg->ifindex = (unsigned int)ifindex;
+	cfg->bind_flags = VMAK_BIND_PASS_ON_DROP |
+			  (vconf.rx_timestamp ? VMAK_BIND_RX_TIMESTAMP : 0);
+	cfg->rx_size = vconf.rx_ring > take ? vconf.rx_ring : pow2_at_least(take);
+	cfg->fill_size = pow2_at_least(take);
+	cfg->tx_size = VRS_TX;
+	cfg->comp_size = VRS_TX;
+	cfg->chunk_size = umem.chunk;
+	cfg->umem_len = umem.len;
+	if (umem.owner_fd < 0)
+		cfg->umem = umem.base;
+	else
+		cfg->shared_umem_fd = umem.owner_fd;
+}
+
+/*
+ * The module charges the UMEM and the rings to the user's locked memory,
+ * summed over all of the user's processes: a second program of the same
+ * user may find less room. Halve until it fits (first ring set only).
+ */
+static int open_fitting(struct vringset *r, uint32_t *take)
+{
+	struct vmak_ringset_config cfg;
+	int err;
+
+	config(&cfg, r->ifindex, *take);
+	err = vmak_ringset_open(&r->rs, &cfg);
+	while (err == -ENOBUFS && umem.owner_fd < 0 && umem.nchunks / 2 >= 128) {
+		umem.len /= 2;
+		umem.nchunks /= 2;
+		pool_reset();
+		if (*take > umem.npool / 2)
+			*take = umem.npool / 2 >= 64 ? umem.npool / 2 : umem.npool;
+		config(&cfg, r->ifindex, *take);
+		vlog(VLOG_INFO, "UMEM cut to %llu bytes: the user's locked memory is near RLIMIT_MEMLOCK",
+		     (unsigned long long)umem.len);
+		err = vmak_ringset_open(&r->rs, &cfg);
+	}
+	if (err == -ENOENT || err == -EAFNOSUPPORT)	/* module gone */
+		return umem_fail(-ENOBUFS, "the vmak module is not loaded");
+	if (err == -ENOBUFS)
+		umem.why = "the module refused the UMEM: this user's locked memory would pass RLIMIT_MEMLOCK (ulimit -l)";
+	return err;
+}
+
+static struct vringset *ring_open(int ifindex, uint64_t key, int *err)
+{
+	struct vringset *r;
+	uint32_t take, idx, i;
+
+	*err = umem_setup();
+	if (*err)
+		return NULL;
+	take = vconf.rx_chunks < umem.npool ? vconf.rx_chunks : umem.npool;
+	if (take < 32) {
+		snprintf(umem.whybuf, sizeof(umem.whybuf),
+			 "the UMEM's %u chunks are all given to rings (raise VMAK_UMEM_SIZE)",
+			 umem.nchunks);
+		umem.why = umem.whybuf;
+		*err = -ENOBUFS;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_mutex_init(&r->txlock, NULL);
+	r->ifindex = ifindex;
+	r->key = key;
+	*err = open_fitting(r, &take);
+	if (*err) {
+		free(r);
+		return NULL;
+	}
+	r->rs.fd = vfd_adopt(r->rs.fd);
+	if (umem.owner_fd < 0)
+		umem.owner_fd = r->rs.fd;
+	if (!vmak_ring_reserve(r->rs.fill, take, &idx)) {
+		vmak_ringset_close(&r->rs);
+		free(r);
+		*err = -ENOBUFS;
+		return NULL;
+	}
+	for (i = 0; i < take; i++)
+		*vmak_ring_fill_addr(r->rs.fill, idx + i) = umem.pool[--umem.npool];
+	vmak_ring_submit(r->rs.fill, take);
+	r->chunks = take;
+	/* TX frames: a few chunks of their own, if the pool has them */
+	r->txchunks = umem.npool >= 2 * VRS_TX_CHUNKS ? VRS_TX_CHUNKS :
+		      umem.npool / 2;
+	r->txfree = malloc(sizeof(*r->txfree) * (r->txchunks ? r->txchunks : 1));
+	if (!r->txfree)
+		r->txchunks = 0;
+	for (i = 0; i < r->txchunks; i++)
+		r->txfree[r->ntxfree++] = umem.pool[--umem.npool];
+	r->mtu = dev_mtu(ifindex);
+	r->spec_dst = vaddr_device_v4(ifindex);
+	return r;
+}
+
+struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
+{
+	struct vringset *r;
+
+	*err = 0;
+	*why = NULL;
+	pthread_mutex_lock(&rings_lock);
+	for (r = rings; r; r = r->next)
+		if (r->ifindex == ifindex && r->key == key)
+			break;
+	if (!r) {
+		r = ring_open(ifindex, key, err);
+		if (r) {
+			r->refs = 1;		/* the list's */
+			r->next = rings;
+			rings = r;
+		} else if (*err == -ENOBUFS) {
+			*why = umem.why;
+		}
+	}
+	if (r)
+		r->refs++;
+	pthread_mutex_unlock(&rings_lock);
+	return r;
+}
+
+void vrs_put(struct vringset *r)
+{
+	pthread_mutex_lock(&rings_lock);
+	r->refs--;
+	pthread_mutex_unlock(&rings_lock);
+}
+
+void vrs_atfork_prepare(void)
+{
+	pthread_mutex_lock(&rings_lock);
+}
+
+void vrs_atfork_parent(void)
+{
+	pthread_mutex_unlock(&rings_lock);
+}
+
+void vrs_atfork_child(void)
+{
+	struct vringset *r, *n;
+
+	for (r = rings; r; r = n) {
+		n = r->next;
+		vfd_unmark_internal(r->rs.fd);
+		/* the UMEM is not mapped here (MADV_DONTFORK) */
+		r->rs.umem_owned = 0;
+		vmak_ringset_close(&r->rs);
+		free(r->tab);
+		free(r->txfree);
+		free(r);
+	}
+	rings = NULL;
+	pthread_mutex_init(&rings_lock, NULL);
+	free(umem.pool);
+	memset(&umem, 0, sizeof(umem));
+	umem.owner_fd = -1;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * The process's ring sets and its one UMEM (rings.c). A ring set is
+ * shared by the sockets its ring logic puts on it; its parts have owners:
+ * rings.c opens, counts and closes it and feeds its FILL ring, demux.c
+ * owns the cookie table and the attachments' queues, send.c the TX part.
+ */
+#ifndef _VMAK_VMA_RINGS_H
+#define _VMAK_VMA_RINGS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+#include "vmak/ringset.h"
+
+struct vatt;
+
+struct vringset {
+	/* RX, FILL and the queues of every attachment on it (demux.c) */
+	pthread_mutex_t lock;
+	struct vmak_ringset rs;
+	int ifindex;
+	uint64_t key;		/* ring logic and its key (udp.c) */
+	int refs;		/* attachments + the list; rings_lock */
+	uint32_t chunks;	/* chunks it owns for receiving */
+	/* demux.c: cookie -> attachment, open addressing, under lock */
+	struct vatt **tab;
+	uint32_t tab_size, tab_used;
+	uint64_t drops;		/* descriptors for no attachment */
+	/* send.c: TX and COMPLETION, under txlock */
+	pthread_mutex_t txlock;
+	uint64_t *txfree;	/* chunks free for TX frames */
+	uint32_t ntxfree, txchunks;
+	bool unkicked;		/* frames submitted, the module not told */
+	uint32_t mtu;		/* the device's, at open */
+	uint32_t spec_dst;	/* the device's IPv4 address (IP_PKTINFO) */
+	struct vringset *next;	/* rings_lock */
+};
+
+/*
+ * The ring set of device ifindex for a ring logic key, opened on first
+ * use; one reference for the caller. NULL with *err (-errno) and, when
+ * errno alone does not say it, *why.
+ */
+struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
+	VMAK_HIDDEN;
+void vrs_put(struct vringset *r) VMAK_HIDDEN;
+
+static inline int vrs_fd(const struct vringset *r)
+{
+	return r->rs.fd;
+}
+
+/* Descriptors on the RX ring not yet taken, looked at without the lock. */
+static inline bool vrs_pending(const struct vringset *r)
+{
+	return vmak_ring_cons_pending(r->rs.rx) != 0;
+}
+
+/* A chunk of the UMEM by address, and the chunks' size. */
+void *vrs_chunk(uint64_t addr) VMAK_HIDDEN;
+uint32_t vrs_chunk_size(void) VMAK_HIDDEN;
+/* Give a received chunk back to the FILL ring (r->lock held). */
+void vrs_recycle_locked(struct vringset *r, uint64_t addr) VMAK_HIDDEN;
+
+/*
+ * fork(): the rings and the UMEM are the parent's. The child closes its
+ * copies of the ring fds (the UMEM is not mapped there: MADV_DONTFORK);
+ * sockets the child offloads get rings of their own.
+ */
+void vrs_atfork_prepare(void) VMAK_HIDDEN;
+void vrs_atfork_parent(void) VMAK_HIDDEN;
+void vrs_atfork_child(void) VMAK_HIDDEN;
+
+#endif /* _VMAK_VMA_RINGS_H */

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * What a socket option means for an offloaded socket: the kernel socket
+ * takes every option first (it answers, and refuses, as without us);
+ * once it has taken one, this table says what follows for the rings.
+ *
+ *   receive side  control messages we write from the frame (IP_PKTINFO,
+ *                 SO_TIMESTAMP(NS), SO_RXQ_OVFL), groups joined and left,
+ *                 what the socket owns (a device, freebind: new rules),
+ *                 and what the rings cannot give (other control messages,
+ *                 filters, source-filtered multicast, UDP GRO): back to
+ *                 the kernel socket for good, one line naming it
+ *   send side     IP header options the module copies from the socket
+ *                 that names the route (mirrored onto our helper socket
+ *                 for unconnected sends), and those it cannot honour
+ *                 (mark, priority, IP options, segmentation offload,
+ *                 multicast loopback): sends go through the kernel
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netinet/udp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/time.h>
+
+#include "sys.h"
+#include "udp.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT	103
+#endif
+
+enum opt_action {
+	OPT_GROUP,		/* IP(V6)_ADD/DROP_MEMBERSHIP */
+	OPT_MCAST,		/* MCAST_JOIN/LEAVE_GROUP */
+	OPT_PKTINFO, OPT_PKTINFO6,
+	OPT_TIMESTAMP,		/* SO_TIMESTAMP(NS) */
+	OPT_RXQ_OVFL,
+	OPT_RCVTIMEO,
+	OPT_REOFFLOAD,		/* what the socket owns changed */
+	OPT_REOFFLOAD_ON,	/* ... when switched on */
+	OPT_OS,			/* the rings cannot: back to the kernel */
+	OPT_OS_ON,		/* ... when switched on */
+	OPT_TX_MIRROR,		/* header field: copied to the helper */
+	OPT_TX_KERNEL,		/* sends go through the kernel while set */
+	OPT_MC_LOOP,
+	OPT_MC_IF,
+	OPT_UDP_CORK,
+};
+
+struct opt {
+	int level, name;
+	enum opt_action act;
+	const char *what;
+};
+
+static const struct opt opts[] = {
+	{ SOL_SOCKET, SO_BINDTODEVICE, OPT_REOFFLOAD, NULL },
+	{ SOL_SOCKET, SO_BINDTOIFINDEX, OPT_REOFFLOAD, NULL },
+	{ SOL_SOCKET, SO_TIMESTAMP, OPT_TIMESTAMP, NULL },
+	{ SOL_SOCKET, SO_TIMESTAMPNS, OPT_TIMESTAMP, NULL },
+#ifdef SO_TIMESTAMP_NEW
+	{ SOL_SOCKET, SO_TIMESTAMP_NEW, OPT_OS_ON, "SO_TIMESTAMP_NEW" },
+	{ SOL_SOCKET, SO_TIMESTAMPNS_NEW, OPT_OS_ON, "SO_TIMESTAMPNS_NEW" },
+#endif
+	{ SOL_SOCKET, SO_TIMESTAMPING, OPT_OS_ON, "SO_TIMESTAMPING" },
+	{ SOL_SOCKET, SO_RXQ_OVFL, OPT_RXQ_OVFL, NULL },
+	{ SOL_SOCKET, SO_RCVTIMEO, OPT_RCVTIMEO, NULL },
+#ifdef SO_RCVTIMEO_NEW
+	{ SOL_SOCKET, SO_RCVTIMEO_NEW, OPT_RCVTIMEO, NULL },
+#endif
+	{ SOL_SOCKET, SO_ATTACH_FILTER, OPT_OS, "a socket filter" },
+	{ SOL_SOCKET, SO_ATTACH_BPF, OPT_OS, "a socket filter" },
+	{ SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, OPT_OS, "a reuseport filter" },
+	{ SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, OPT_OS, "a reuseport filter" },
+	{ SOL_SOCKET, SO_MARK, OPT_TX_KERNEL, NULL },
+	{ SOL_SOCKET, SO_PRIORITY, OPT_TX_KERNEL, NULL },
+	{ SOL_SOCKET, SO_TXTIME, OPT_TX_KERNEL, NULL },
+	{ IPPROTO_IP, IP_ADD_MEMBERSHIP, OPT_GROUP, NULL },
+	{ IPPROTO_IP, IP_DROP_MEMBERSHIP, OPT_GROUP, NULL },
+	{ IPPROTO_IP, MCAST_JOIN_GROUP, OPT_MCAST, NULL },
+	{ IPPROTO_IP, MCAST_LEAVE_GROUP, OPT_MCAST, NULL },
+	{ IPPROTO_IP, IP_PKTINFO, OPT_PKTINFO, NULL },
+	{ IPPROTO_IP, IP_FREEBIND, OPT_REOFFLOAD_ON, NULL },
+	{ IPPROTO_IP, IP_TRANSPARENT, OPT_REOFFLOAD_ON, NULL },
+	{ IPPROTO_IP, IP_ADD_SOURCE_MEMBERSHIP, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IP, IP_BLOCK_SOURCE, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IP, MCAST_JOIN_SOURCE_GROUP, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IP, MCAST_BLOCK_SOURCE, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IP, IP_MSFILTER, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IP, MCAST_MSFILTER, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IP, IP_RECVTTL, OPT_OS_ON, "IP_RECVTTL" },
+	{ IPPROTO_IP, IP_RECVTOS, OPT_OS_ON, "IP_RECVTOS" },
+	{ IPPROTO_IP, IP_RECVOPTS, OPT_OS_ON, "IP_RECVOPTS" },
+	{ IPPROTO_IP, IP_RETOPTS, OPT_OS_ON, "IP_RETOPTS" },
+	{ IPPROTO_IP, IP_RECVORIGDSTADDR, OPT_OS_ON, "IP_RECVORIGDSTADDR" },
+	{ IPPROTO_IP, IP_RECVERR, OPT_OS_ON, "IP_RECVERR" },
+	{ IPPROTO_IP, IP_CHECKSUM, OPT_OS_ON, "IP_CHECKSUM" },
+	{ IPPROTO_IP, IP_TOS, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IP, IP_TTL, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IP, IP_MULTICAST_TTL, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IP, IP_MTU_DISCOVER, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IP, IP_OPTIONS, OPT_TX_KERNEL, NULL },
+	{ IPPROTO_IP, IP_MULTICAST_LOOP, OPT_MC_LOOP, NULL },
+	{ IPPROTO_IP, IP_MULTICAST_IF, OPT_MC_IF, NULL },
+	{ IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP, OPT_GROUP, NULL },
+	{ IPPROTO_IPV6, IPV6_DROP_MEMBERSHIP, OPT_GROUP, NULL },
+	{ IPPROTO_IPV6, MCAST_JOIN_GROUP, OPT_MCAST, NULL },
+	{ IPPROTO_IPV6, MCAST_LEAVE_GROUP, OPT_MCAST, NULL },
+	{ IPPROTO_IPV6, IPV6_RECVPKTINFO, OPT_PKTINFO6, NULL },
+	{ IPPROTO_IPV6, IPV6_FREEBIND, OPT_REOFFLOAD_ON, NULL },
+	{ IPPROTO_IPV6, IPV6_TRANSPARENT, OPT_REOFFLOAD_ON, NULL },
+	{ IPPROTO_IPV6, MCAST_JOIN_SOURCE_GROUP, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IPV6, MCAST_BLOCK_SOURCE, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IPV6, MCAST_MSFILTER, OPT_OS, "source-filtered multicast" },
+	{ IPPROTO_IPV6, IPV6_RECVHOPLIMIT, OPT_OS_ON, "IPV6_RECVHOPLIMIT" },
+	{ IPPROTO_IPV6, IPV6_RECVTCLASS, OPT_OS_ON, "IPV6_RECVTCLASS" },
+	{ IPPROTO_IPV6, IPV6_RECVORIGDSTADDR, OPT_OS_ON, "IPV6_RECVORIGDSTADDR" },
+	{ IPPROTO_IPV6, IPV6_RECVERR, OPT_OS_ON, "IPV6_RECVERR" },
+	{ IPPROTO_IPV6, IPV6_RECVRTHDR, OPT_OS_ON, "IPV6_RECVRTHDR" },
+	{ IPPROTO_IPV6, IPV6_RECVHOPOPTS, OPT_OS_ON, "IPV6_RECVHOPOPTS" },
+	{ IPPROTO_IPV6, IPV6_RECVDSTOPTS, OPT_OS_ON, "IPV6_RECVDSTOPTS" },
+	{ IPPROTO_IPV6, IPV6_RECVPATHMTU, OPT_OS_ON, "IPV6_RECVPATHMTU" },
+	{ IPPROTO_IPV6, IPV6_TCLASS, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IPV6, IPV6_UNICAST_HOPS, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IPV6, IPV6_MULTICAST_HOPS, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IPV6, IPV6_MTU_DISCOVER, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IPV6, IPV6_DONTFRAG, OPT_TX_MIRROR, NULL },
+	{ IPPROTO_IPV6, IPV6_MULTICAST_LOOP, OPT_MC_LOOP, NULL },
+	{ IPPROTO_IPV6, IPV6_MULTICAST_IF, OPT_MC_IF, NULL },
+	{ IPPROTO_UDP, UDP_CORK, OPT_UDP_CORK, NULL },
+	{ IPPROTO_UDP, UDP_SEGMENT, OPT_TX_KERNEL, NULL },
+};
+
+#define NOPTS	(sizeof(opts) / sizeof(opts[0]))
+
+void vudp_opt_init(struct vudp *u, bool nonblock)
+{
+	u->opt.nonblock = nonblock;
+	u->opt.rcvtimeo_ms = -1;
+	u->opt.mc_loop = true;
+}
+
+static int opt_int(const void *val, socklen_t len)
+{
+	if (len >= sizeof(int))
+		return *(const int *)val;
+	return len >= 1 ? *(const unsigned char *)val : 0;
+}
+
+static void opt_group(struct vudp *u, int level, int name, const void *val,
+		      socklen_t len)
+{
+	struct sockaddr_storage g;
+	int ifindex = 0;
+	bool join;
+
+	memset(&g, 0, sizeof(g));
+	if (level == IPPROTO_IP) {
+		const struct ip_mreqn *mr = val;
+		struct sockaddr_in *in = (struct sockaddr_in *)&g;
+
+		in->sin_family = AF_INET;
+		in->sin_addr = mr->imr_multiaddr;
+		if (len >= sizeof(struct ip_mreqn))
+			ifindex = mr->imr_ifindex;
+		join = name == IP_ADD_MEMBERSHIP;
+	} else {
+		const struct ipv6_mreq *mr = val;
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&g;
+
+		in6->sin6_family = AF_INET6;
+		in6->sin6_addr = mr->ipv6mr_multiaddr;
+		ifindex = (int)mr->ipv6mr_interface;
+		join = name == IPV6_ADD_MEMBERSHIP;
+	}
+	vudp_group(u, join, (struct sockaddr *)&g, ifindex);
+}
+
+static void opt_mcast(struct vudp *u, int name, const void *val)
+{
+	const struct group_req *gr = val;
+
+	vudp_group(u, name == MCAST_JOIN_GROUP,
+		   (const struct sockaddr *)&gr->gr_group, (int)gr->gr_interface);
+}
+
+static void opt_timestamp(struct vudp *u, int name, bool on)
+{
+	if (on && !vconf.rx_timestamp) {
+		vudp_to_os(u, "SO_TIMESTAMP(NS) and the rings take no timestamps (VMAK_RX_TIMESTAMP=1 has them)");
+		return;
+	}
+	/* the kernel keeps one mode: the last set wins, off is off */
+	__atomic_store_n(&u->opt.tstamp, !on ? VTS_NONE :
+			 name == SO_TIMESTAMPNS ? VTS_NSEC : VTS_USEC,
+			 __ATOMIC_RELAXED);
+}
+
+static void opt_rcvtimeo(struct vudp *u, const void *val, socklen_t len)
+{
+	struct timeval tv;
+	int64_t ms;
+
+	if (len < sizeof(tv))
+		return;
+	memcpy(&tv, val, sizeof(tv));
+	ms = (int64_t)tv.tv_sec * 1000 + (tv.tv_usec + 999) / 1000;
+	/* the kernel takes 0 as "none", and clamps what is too long */
+	__atomic_store_n(&u->opt.rcvtimeo_ms,
+			 !ms ? -1 : ms > 0x7fffffff ? 0x7fffffff : (int)ms,
+			 __ATOMIC_RELAXED);
+}
+
+static void opt_tx_kernel(struct vudp *u, unsigned int bit, bool on)
+{
+	uint32_t m = u->opt.tx_kernel_mask;
+
+	m = on ? m | 1U << (bit & 31) : m & ~(1U << (bit & 31));
+	u->opt.tx_kernel_mask = m;
+	__atomic_store_n(&u->opt.tx_kernel, m != 0, __ATOMIC_RELAXED);
+}
+
+/* The socket took the option: what follows for the rings. */
+static void opt_taken(struct vudp *u, const struct opt *o, const void *val,
+		      socklen_t len)
+{
+	int v = opt_int(val, len);
+	char why[96];
+
+	switch (o->act) {
+	case OPT_GROUP:
+		opt_group(u, o->level, o->name, val, len);
+		break;
+	case OPT_MCAST:
+		opt_mcast(u, o->name, val);
+		break;
+	case OPT_PKTINFO:
+		u->opt.pktinfo = v;
+		break;
+	case OPT_PKTINFO6:
+		u->opt.pktinfo6 = v;
+		break;
+	case OPT_TIMESTAMP:
+		opt_timestamp(u, o->name, v);
+		break;
+	case OPT_RXQ_OVFL:
+		u->opt.rxq_ovfl = v;
+		break;
+	case OPT_RCVTIMEO:
+		opt_rcvtimeo(u, val, len);
+		break;
+	case OPT_REOFFLOAD_ON:
+		if (!v)
+			break;
+		/* fall through */
+	case OPT_REOFFLOAD:
+		vudp_offload(u);	/* the module refuses freebind */
+		break;
+	case OPT_OS_ON:
+		if (!v)
+			break;
+		/* fall through */
+	case OPT_OS:
+		snprintf(why, sizeof(why), "%s, which the rings do not give",
+			 o->what);
+		vudp_to_os(u, why);
+		vlog_once(VLOG_WARNING, "a UDP socket stays on the kernel socket for good: %s (later such sockets are not logged)",
+			  why);
+		break;
+	case OPT_TX_MIRROR:
+		vudp_tx_option(u, o->level, o->name, v);
+		break;
+	case OPT_TX_KERNEL:
+		opt_tx_kernel(u, (unsigned int)(o - opts),
+			      o->name == IP_OPTIONS ? len > 0 : v != 0);
+		break;
+	case OPT_MC_LOOP:
+		__atomic_store_n(&u->opt.mc_loop, v != 0, __ATOMIC_RELAXED);
+		break;
+	case OPT_MC_IF:
+		__atomic_store_n(&u->opt.mc_if, true, __ATOMIC_RELAXED);
+		break;
+	case OPT_UDP_CORK:
+		__atomic_store_n(&u->opt.udp_cork, v != 0, __ATOMIC_RELAXED);
+		break;
+	}
+}
+
+int vudp_setsockopt(struct vfd *f, int fd, int level, int name,
+		    const void *val, socklen_t len)
+{
+	struct vudp *u = vudp_of(f);
+	unsigned int i;
+	int rc, err;
+
+	/* libvma's own options: the kernel does not know them */
+	if (level == SOL_SOCKET && name == SO_VMA_RING_ALLOC_LOGIC) {
+		err = vudp_ring_logic(u, val, len);
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+		return 0;
+	}
+	rc = vmak_sys_setsockopt(fd, level, name, val, len);
+	if (rc)
+		return rc;
+	err = errno;
+	for (i = 0; i < NOPTS; i++)
+		if (opts[i].level == level && opts[i].name == name)
+			break;
+	if (i < NOPTS && val) {
+		opt_taken(u, &opts[i], val, len);
+	} else if (level == IPPROTO_UDP && opt_int(val, len)) {
+		/* GRO, encapsulation, checksum coverage: not on rings */
+		vudp_to_os(u, "a UDP option (GRO, encapsulation, checksum coverage)");
+		vlog_once(VLOG_WARNING, "a UDP socket stays on the kernel socket for good: UDP option %d, which the rings do not give (later such sockets are not logged)",
+			  name);
+	}
+	vudp_settle(u);
+	errno = err;
+	return 0;
+}
+
+/* ---- fcntl, ioctl ---- */
+
+bool vudp_nonblock(struct vudp *u)
+{
+	int fl;
+
+	/*
+	 * O_NONBLOCK belongs to the open file description, which another
+	 * process (a fork child) may share and change: ask the kernel then.
+	 */
+	if (__atomic_load_n(&vfd_shared, __ATOMIC_RELAXED)) {
+		fl = vmak_sys_fcntl(u->fd, F_GETFL, 0);
+		if (fl >= 0)
+			__atomic_store_n(&u->opt.nonblock, !!(fl & O_NONBLOCK),
+					 __ATOMIC_RELAXED);
+	}
+	return __atomic_load_n(&u->opt.nonblock, __ATOMIC_RELAXED);
+}
+
+int vudp_fcntl(struct vfd *f, int fd, int cmd, long arg)
+{
+	struct vudp *u = vudp_of(f);
+	int rc = vmak_sys_fcntl(fd, cmd, arg);
+
+	if (rc >= 0 && cmd == F_SETFL)
+		__atomic_store_n(&u->opt.nonblock, !!(arg & O_NONBLOCK),
+				 __ATOMIC_RELAXED);
+	return rc;
+}
+
+static int put_stamp(struct vudp *u, unsigned long req, long arg)
+{
+	uint64_t ns;
+	int err = vudp_last_stamp(u, &ns);
+
+	if (err)
+		return err;
+	if (req == SIOCGSTAMP) {
+		struct timeval tv = { (time_t)(ns / 1000000000ULL),
+				      (suseconds_t)(ns % 1000000000ULL / 1000) };
+
+		memcpy((void *)arg, &tv, sizeof(tv));
+	} else {
+		struct timespec ts = { (time_t)(ns / 1000000000ULL),
+				       (long)(ns % 1000000000ULL) };
+
+		memcpy((void *)arg, &ts, sizeof(ts));
+	}
+	return 0;
+}
+
+int vudp_ioctl(struct vfd *f, int fd, unsigned long req, long arg)
+{
+	struct vudp *u = vudp_of(f);
+	int rc, v;
+
+	switch (req) {
+	case FIONREAD:
+		/* the kernel checks the pointer: so do we, first */
+		rc = vmak_sys_ioctl(fd, FIONREAD, arg);
+		if (rc)
+			return rc;
+		if (!vudp_fionread(u, &v))
+			*(int *)arg = v;
+		return 0;
+	case FIONBIO:
+		rc = vmak_sys_ioctl(fd, req, arg);
+		if (!rc)
+			__atomic_store_n(&u->opt.nonblock, *(int *)arg != 0,
+					 __ATOMIC_RELAXED);
+		return rc;
+	case SIOCGSTAMP:
+	case SIOCGSTAMPNS:
+		if (!put_stamp(u, req, arg))
+			return 0;
+		return vmak_sys_ioctl(fd, req, arg);
+	default:
+		return vmak_sys_ioctl(fd, req, arg);
+	}
+}

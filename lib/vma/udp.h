@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * An offloaded UDP socket: one kernel UDP socket the program opened
+ * through us, plus the rules that steer its flows into shared rings.
+ *
+ * struct vudp is made of parts, each with one owner file; a part is
+ * touched only through its owner's functions:
+ *
+ *   hdr       the fd object (fd.h)                          fdtab.c
+ *   w         wake state, what is queued (wait.h)           wait.c
+ *   att[]     attachments: rules on ring sets; groups        udp.c
+ *   opt       what the socket's options mean for the rings   sockopt.c
+ *   rx        receive bookkeeping                            recv.c
+ *   tx        the header cache, the helper socket, corking   send.c
+ *   st        counters (stats.h)                             stats.c
+ *
+ * vudp->lock: write to change att[] (attach, detach, a new ring logic);
+ * read for the data path's use of att[]. Never held while sleeping.
+ */
+#ifndef _VMAK_VMA_UDP_H
+#define _VMAK_VMA_UDP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "vma.h"
+#include "fd.h"
+#include "wait.h"
+#include "demux.h"
+#include "vmak/sockstats.h"
+
+#define VUDP_MAX_ATT	8
+
+/* sockopt.c's part: options recorded as the program sets them */
+enum vudp_tstamp { VTS_NONE, VTS_USEC, VTS_NSEC };
+
+struct vudp_opt {
+	bool pktinfo, pktinfo6;
+	uint8_t tstamp;		/* enum vudp_tstamp: the kernel keeps one */
+	bool rxq_ovfl;		/* SO_RXQ_OVFL */
+	bool nonblock;		/* O_NONBLOCK, as set through us */
+	int rcvtimeo_ms;	/* SO_RCVTIMEO, -1: none */
+	/* sending: options the ring path cannot honour, or must copy */
+	bool mc_loop;		/* IP(V6)_MULTICAST_LOOP, on by default */
+	bool mc_if;		/* IP(V6)_MULTICAST_IF set */
+	bool tx_kernel;		/* SO_MARK, SO_PRIORITY, IP_OPTIONS,
+				 * UDP_SEGMENT... set: kernel sends
+				 */
+	bool udp_cork;		/* UDP_CORK on */
+	uint32_t tx_kernel_mask;	/* which of those are set */
+};
+
+/* recv.c's part */
+struct vudp_rx {
+	uint32_t next_att;	/* round robin over attachments */
+	uint32_t os_skip;	/* empty turns not looking at the kernel */
+	bool peeked_os;		/* MSG_PEEK came from the kernel socket */
+	bool last_ring;		/* the last datagram came through a ring */
+	uint64_t last_ts;	/* ... and its timestamp (SIOCGSTAMP) */
+	uint32_t os_drops;	/* the kernel socket's SO_RXQ_OVFL count */
+	int pending_err;	/* recvmmsg's error after a partial batch */
+};
+
+struct vhdr;
+
+/* send.c's part */
+struct vudp_tx {
+	pthread_mutex_t txlock;
+	struct vhdr *hc;	/* header cache */
+	int helper;		/* UDP socket connected for sendto headers */
+	bool corked;		/* MSG_MORE pending in the kernel socket */
+	uint16_t ip_id;
+	/* IP options copied onto the helper socket */
+	int nmirror;
+	struct vudp_mirror {
+		int level, name, val;
+	} mirror[8];
+};
+
+struct vudp {
+	struct vfd hdr;
+	pthread_rwlock_t lock;
+	int fd;			/* the kernel socket: the first fd, or our
+				 * own copy once that closed (own_fd)
+				 */
+	bool own_fd;
+	int family;		/* AF_INET, AF_INET6 */
+	struct vwait w;
+
+	/* udp.c: attachments, under lock */
+	int natt;
+	struct vatt *att[VUDP_MAX_ATT];
+	int ngroups;
+	struct vgroup {
+		struct sockaddr_storage addr;
+		int ifindex;
+	} groups[VUDP_MAX_ATT];
+	int logic;		/* SO_VMA_RING_ALLOC_LOGIC's, -1: vconf's */
+	uint32_t user_id;	/* for RING_LOGIC_PER_USER_ID */
+	bool tried;		/* offload evaluated at least once */
+	bool unbound;		/* ... and it had no port then */
+	bool os_only;		/* never offload again (an option we lack) */
+	bool passthru;		/* final: no rings, nothing queued: the
+				 * table lets the fd go to the C library
+				 */
+	struct sockaddr_in6 peer;	/* connected to (IPv4 mapped), port 0:
+					 * not connected
+					 */
+	uint32_t gen;		/* bumped when the rules change */
+
+	struct vudp_opt opt;
+	struct vudp_rx rx;
+	struct vudp_tx tx;
+
+	struct vmak_sockstat_counters *st;	/* slot->c, or own_st */
+	struct vmak_sockstat_counters own_st;
+	struct vmak_sockstat *slot;
+};
+
+static inline struct vudp *vudp_of(struct vfd *f)
+{
+	return (struct vudp *)f;
+}
+
+/* ---- udp.c ---- */
+
+extern const struct vfd_ops vudp_ops VMAK_HIDDEN;
+
+/* A new object for the kernel UDP socket fd, in the table; or NULL. */
+struct vudp *vudp_new(int fd, int family, bool nonblock) VMAK_HIDDEN;
+/* Rules for what the socket is now (bound, connected, joined). */
+void vudp_offload(struct vudp *u) VMAK_HIDDEN;
+/* Join or leave a group: add or remove the group's rules. */
+void vudp_group(struct vudp *u, bool join, const struct sockaddr *group,
+		int ifindex) VMAK_HIDDEN;
+/* setsockopt(SO_VMA_RING_ALLOC_LOGIC): 0 or -errno. */
+int vudp_ring_logic(struct vudp *u, const void *val, socklen_t len)
+	VMAK_HIDDEN;
+/* Every rule gone, what they queued with them (the last fd closed). */
+void vudp_detach_all(struct vudp *u) VMAK_HIDDEN;
+/* An option the rings cannot honour: back to the kernel socket for good. */
+void vudp_to_os(struct vudp *u, const char *why) VMAK_HIDDEN;
+/*
+ * After a call that may have made the socket final without rings: let
+ * the fd go (the table forgets it; every later call is the C library's).
+ */
+void vudp_settle(struct vudp *u) VMAK_HIDDEN;
+/* In the child of fork(): the rings are the parent's. */
+void vudp_atfork_child(void) VMAK_HIDDEN;
+/* daemon(): the parent is gone; the child's sockets take rings. */
+void vudp_after_daemon(void) VMAK_HIDDEN;
+/* VMAK_FORK=kernel: every socket back to its kernel socket (at fork). */
+void vudp_all_to_os(void) VMAK_HIDDEN;
+
+/* ---- recv.c ---- */
+
+ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)
+	VMAK_HIDDEN;
+int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
+		  int flags, struct timespec *t) VMAK_HIDDEN;
+int vudp_fionread(struct vudp *u, int *out) VMAK_HIDDEN;
+/* The last ring datagram's time for SIOCGSTAMP(NS); -ENOENT if none. */
+int vudp_last_stamp(struct vudp *u, uint64_t *ns) VMAK_HIDDEN;
+/* Datagrams ready in the queues after draining the rings (no syscall). */
+bool vudp_readable(struct vudp *u) VMAK_HIDDEN;
+
+/* ---- send.c ---- */
+
+/*
+ * One datagram through a TX ring: its length, or -errno, or VSEND_OS:
+ * this one goes through the kernel socket (options, destination, size or
+ * resources the ring path does not take). kick: tell the module now;
+ * else the caller calls vudp_tx_kick() after a batch.
+ */
+#define VSEND_OS	(-1000)
+ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
+		       bool kick) VMAK_HIDDEN;
+int vudp_tx_kick(struct vudp *u) VMAK_HIDDEN;
+void vudp_tx_init(struct vudp *u) VMAK_HIDDEN;
+void vudp_tx_destroy(struct vudp *u) VMAK_HIDDEN;
+/* A sending option changed (send.c copies it to the helper socket). */
+void vudp_tx_option(struct vudp *u, int level, int name, int val)
+	VMAK_HIDDEN;
+/* One's complement sum helpers (unit-tested). */
+uint16_t vcsum_fold(uint32_t sum) VMAK_HIDDEN;
+uint32_t vcsum_add(uint32_t sum, const void *p, size_t len) VMAK_HIDDEN;
+
+/* ---- sockopt.c ---- */
+
+void vudp_opt_init(struct vudp *u, bool nonblock) VMAK_HIDDEN;
+int vudp_setsockopt(struct vfd *f, int fd, int level, int name,
+		    const void *val, socklen_t len) VMAK_HIDDEN;
+int vudp_fcntl(struct vfd *f, int fd, int cmd, long arg) VMAK_HIDDEN;
+int vudp_ioctl(struct vfd *f, int fd, unsigned long req, long arg)
+	VMAK_HIDDEN;
+/* The socket's O_NONBLOCK, checked with the kernel when it may be stale. */
+bool vudp_nonblock(struct vudp *u) VMAK_HIDDEN;
+
+#endif /* _VMAK_VMA_UDP_H */

@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * An offloaded UDP socket as an fd: its ops table, its life from
+ * socket() to the last close(), and the calls that make the kernel
+ * system call and then tell the rules (bind, connect, a kernel send).
+ *
+ * The kernel keeps a socket open while any fd or a call in progress
+ * holds it: a receive blocked in another thread still gets what arrives
+ * after close(), and a dup outlives the fd it was made from. The library
+ * reaches the kernel socket through u->fd, so when that fd closes while
+ * the socket is still needed, u->fd becomes a hidden copy of it, closed
+ * with the object.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sys.h"
+#include "stats.h"
+#include "udp.h"
+
+static struct vfd_pool pool = VFD_POOL_INIT(struct vudp);
+
+static void udp_destroy(struct vfd *f)
+{
+	struct vudp *u = vudp_of(f);
+
+	vudp_detach_all(u);	/* normally gone with the last fd already */
+	vwait_destroy(&u->w);
+	if (u->own_fd)
+		vfd_close_internal(u->fd);
+	vstats_slot_put(u->slot);
+	vudp_tx_destroy(u);
+	pthread_rwlock_destroy(&u->lock);
+	vfd_pool_free(&pool, f);
+}
+
+/* Epoll sets' references do not keep a kernel socket open. */
+static void udp_closing(struct vfd *f, int fd)
+{
+	struct vudp *u = vudp_of(f);
+
+	if (!vfd_keep_copy(f, fd, &u->fd, &u->own_fd,
+			   __atomic_load_n(&u->w.sets, __ATOMIC_ACQUIRE)))
+		vlog(VLOG_WARNING, "fd %d: no fd left to keep its socket for its other users (%s)",
+		     fd, strerror(errno));
+	/* a receive asleep on fd: look again, on the copy */
+	vwait_kick(&u->w);
+}
+
+static void udp_closed(struct vfd *f, int fd)
+{
+	struct vudp *u = vudp_of(f);
+
+	(void)fd;
+	if (__atomic_load_n(&f->nfds, __ATOMIC_ACQUIRE))
+		return;
+	/* the last fd: its rules go; a call in flight reads the kernel */
+	vstats_log(u->fd, u->st);
+	vudp_detach_all(u);
+}
+
+static int udp_bind(struct vfd *f, int fd, const struct sockaddr *sa,
+		    socklen_t len)
+{
+	struct vudp *u = vudp_of(f);
+	int rc = vmak_sys_bind(fd, sa, len), err = errno;
+
+	if (!rc) {
+		vudp_offload(u);
+		vudp_settle(u);
+	}
+	errno = err;
+	return rc;
+}
+
+static int udp_connect(struct vfd *f, int fd, const struct sockaddr *sa,
+		       socklen_t len)
+{
+	struct vudp *u = vudp_of(f);
+	int rc = vmak_sys_connect(fd, sa, len), err = errno;
+
+	/* even a failed connect may have bound the socket */
+	vudp_offload(u);
+	vudp_settle(u);
+	errno = err;
+	return rc;
+}
+
+/* A kernel send; a socket that got its port from it is offloaded after. */
+static ssize_t kernel_send(struct vudp *u, int fd, const struct msghdr *msg,
+			   int flags)
+{
+	ssize_t r = vmak_sys_sendmsg(fd, msg, flags);
+	int err = errno;
+
+	if (r < 0)
+		return r;
+	u->st->tx_os++;
+	__atomic_store_n(&u->tx.corked, (flags & MSG_MORE) != 0,
+			 __ATOMIC_RELAXED);
+	if (!u->tried || u->unbound) {
+		vudp_offload(u);
+		vudp_settle(u);
+	}
+	errno = err;
+	return r;
+}
+
+/* Corked data waits in the kernel socket: the rest of it goes there. */
+static bool corked(struct vudp *u, int flags)
+{
+	return (flags & MSG_MORE) ||
+	       __atomic_load_n(&u->tx.corked, __ATOMIC_RELAXED);
+}
+
+static ssize_t vudp_sendmsg(struct vfd *f, int fd, const struct msghdr *msg,
+		     int flags)
+{
+	struct vudp *u = vudp_of(f);
+	ssize_t r;
+
+	if (!corked(u, flags)) {
+		r = vudp_ring_send(u, msg, flags, true);
+		if (r >= 0)
+			return r;
+		if (r != VSEND_OS) {
+			errno = (int)-r;
+			return -1;
+		}
+	}
+	return kernel_send(u, fd, msg, flags);
+}
+
+/*
+ * A batch through the rings is kicked once; a datagram that must go
+ * through the kernel first flushes what the rings hold, to keep order.
+ * A socket without rings hands the batch to the kernel whole.
+ */
+static int vudp_sendmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
+		  int flags)
+{
+	struct vudp *u = vudp_of(f);
+	unsigned int i;
+	ssize_t r;
+	int rc;
+
+	if (!n)
+		return 0;
+	if (!__atomic_load_n(&u->natt, __ATOMIC_RELAXED) || corked(u, flags)) {
+		rc = vmak_sys_sendmmsg(fd, v, n, flags);
+		if (rc > 0 && (!u->tried || u->unbound)) {
+			vudp_offload(u);
+			vudp_settle(u);
+		}
+		return rc;
+	}
+	if (n > UIO_MAXIOV)
+		n = UIO_MAXIOV;
+	for (i = 0; i < n; i++) {
+		r = vudp_ring_send(u, &v[i].msg_hdr, flags, false);
+		if (r == VSEND_OS) {
+			vudp_tx_kick(u);
+			r = kernel_send(u, fd, &v[i].msg_hdr, flags);
+		} else if (r < 0) {
+			errno = (int)-r;
+			r = -1;
+		}
+		if (r < 0)
+			break;
+		v[i].msg_len = (unsigned int)r;
+	}
+	rc = vudp_tx_kick(u);
+	if (rc && !i) {
+		errno = -rc;
+		return -1;
+	}
+	return i ? (int)i : -1;
+}
+
+static struct vwait *udp_wait(struct vfd *f)
+{
+	return &vudp_of(f)->w;
+}
+
+const struct vfd_ops vudp_ops = {
+	.kind = "udp",
+	.destroy = udp_destroy,
+	.closing = udp_closing,
+	.closed = udp_closed,
+	.bind = udp_bind,
+	.connect = udp_connect,
+	.setsockopt = vudp_setsockopt,
+	.fcntl = vudp_fcntl,
+	.ioctl = vudp_ioctl,
+	.recvmsg = vudp_recvmsg,
+	.recvmmsg = vudp_recvmmsg,
+	.sendmsg = vudp_sendmsg,
+	.sendmmsg = vudp_sendmmsg,
+	.wait = udp_wait,
+};
+
+struct vudp *vudp_new(int fd, int family, bool nonblock)
+{
+	struct vudp *u = (struct vudp *)vfd_pool_alloc(&pool);
+
+	if (!u)
+		return NULL;
+	u->hdr.ops = &vudp_ops;
+	pthread_rwlock_init(&u->lock, NULL);
+	vwait_init(&u->w);
+	vudp_tx_init(u);
+	vudp_opt_init(u, nonblock);
+	u->logic = -1;
+	u->fd = fd;
+	u->family = family;
+	u->slot = vstats_slot_get(fd, family);
+	u->st = u->slot ? &u->slot->c : &u->own_st;
+	__atomic_store_n(&u->hdr.refs, 1, __ATOMIC_RELEASE);	/* the slot's */
+	vfd_install(fd, &u->hdr);
+	return u;
+}
+
+/* ---- every socket at once (fork, daemon, exit) ---- */
+
+struct each {
+	struct vfd **v;
+	size_t n, cap;
+};
+
+static struct each each;
+static pthread_mutex_t each_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void collect(int fd, struct vfd *f)
+{
+	struct vfd **v;
+	size_t i;
+
+	(void)fd;
+	for (i = 0; i < each.n; i++)
+		if (each.v[i] == f)
+			return;		/* a dup of one we have */
+	if (each.n == each.cap) {
+		v = realloc(each.v, (each.cap ? each.cap * 2 : 64) * sizeof(*v));
+		if (!v)
+			return;
+		each.v = v;
+		each.cap = each.cap ? each.cap * 2 : 64;
+	}
+	vfd_ref(f);
+	each.v[each.n++] = f;
+}
+
+/* fn on every socket, outside the table's lock. */
+static void for_each_udp(void (*fn)(struct vudp *u))
+{
+	struct each mine;
+	size_t i;
+
+	pthread_mutex_lock(&each_lock);
+	vfd_for_each(&vudp_ops, collect);
+	mine = each;
+	memset(&each, 0, sizeof(each));
+	pthread_mutex_unlock(&each_lock);
+	for (i = 0; i < mine.n; i++) {
+		fn(vudp_of(mine.v[i]));
+		vfd_put(mine.v[i]);
+	}
+	free(mine.v);
+}
+
+static void child_reset(int fd, struct vfd *f)
+{
+	struct vudp *u = vudp_of(f);
+	int i;
+
+	(void)fd;
+	pthread_rwlock_init(&u->lock, NULL);
+	pthread_mutex_init(&u->tx.txlock, NULL);
+	/*
+	 * The rules steer into the parent's rings, and what the queues
+	 * hold is the parent's to read: drop our copies without a word to
+	 * the kernel (the parent's rules stay as they are).
+	 */
+	for (i = 0; i < u->natt; i++) {
+		vdemux_forget(u->att[i]);
+		free(u->att[i]);
+	}
+	u->natt = 0;
+	__atomic_store_n(&u->w.ready, 0, __ATOMIC_RELAXED);
+	vwait_atfork_child(&u->w);
+	if (u->tx.helper >= 0)
+		vfd_close_internal(u->tx.helper);
+	u->tx.helper = -1;
+	free(u->tx.hc);
+	u->tx.hc = NULL;
+	/* no rules of its own while the parent's steer: a kernel socket */
+	u->tried = true;
+	u->unbound = false;
+	u->os_only = true;
+	u->gen++;
+	u->slot = NULL;
+	u->st = &u->own_st;
+}
+
+void vudp_atfork_child(void)
+{
+	vfd_pool_atfork_child(&pool);
+	pthread_mutex_init(&each_lock, NULL);
+	memset(&each, 0, sizeof(each));
+	vfd_for_each(&vudp_ops, child_reset);
+}
+
+static void reoffload(struct vudp *u)
+{
+	u->os_only = false;
+	u->tried = false;
+	vudp_offload(u);
+}
+
+void vudp_after_daemon(void)
+{
+	for_each_udp(reoffload);
+}
+
+static void to_os(struct vudp *u)
+{
+	vudp_to_os(u, "VMAK_FORK=kernel: every process reads the kernel socket");
+}
+
+void vudp_all_to_os(void)
+{
+	for_each_udp(to_os);
+}
+
+static void log_open(struct vudp *u)
+{
+	vstats_log(u->fd, u->st);
+}
+
+/* Sockets still open when the process ends. */
+__attribute__((destructor)) static void udp_exit(void)
+{
+	if (vfd_any() && vlog_level >= VLOG_DETAILS)
+		for_each_udp(log_open);
+}

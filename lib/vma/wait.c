@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * The wake-up protocol.
+ *
+ * Datagrams reach a socket's queues in whichever thread drains the ring
+ * (its own reader, another socket's reader on the same ring, an epoll
+ * wait). A thread of the socket's may be asleep meanwhile in poll() on
+ * the ring fds, which the drain has just made unreadable, so the drainer
+ * wakes it through the socket's eventfd. Four counters and one fd:
+ *
+ *   ready     datagrams queued; the producer adds, consumers subtract
+ *   sleepers  threads between vwait_sleep_begin() and vwait_sleep_end()
+ *   sets      epoll sets holding the socket (a program may wait on a set
+ *             through a path we do not see: nested in another set,
+ *             poll() on the epoll fd, a raw system call)
+ *   armed     the eventfd was written and not read since; while it is,
+ *             nobody writes it again (the counter cannot pile up)
+ *
+ * Producer (vwait_post), after queuing:
+ *   P1  ready++                                   (seq_cst)
+ *   P2  if sleepers || sets: signal               (seq_cst loads)
+ *   signal: if exchange(armed, 1) was 0: write(efd)
+ *
+ * Sleeper (vwait_sleep_begin), before sleeping:
+ *   S1  sleepers++                                (seq_cst)
+ *   S2  if ready: do not sleep                    (seq_cst load)
+ *
+ * P1/P2 against S1/S2 is a store-then-load pair on each side, so with
+ * sequential consistency at least one side sees the other: either the
+ * sleeper sees ready (S2) or the producer sees the sleeper (P2) and the
+ * eventfd becomes readable; a sleeper that passed S2 sleeps on it.
+ *
+ * Consumer of the eventfd (vwait_consume), once a wait saw it readable:
+ *   C1  read(efd)                (the counter to 0)
+ *   C2  armed = 0                (seq_cst)
+ *   C3  if ready && (sleepers || sets): signal
+ * Reading before clearing keeps "armed => readable or about to be":
+ * a producer that found armed set between C1 and C2 did not write, and
+ * C3 then sees its datagram (P1 before its exchange, C2 before C3).
+ *
+ * A consumer that takes the last datagram while the eventfd is armed
+ * consumes it too, so that an epoll set holding the socket (or a set
+ * nesting that one) stops being readable once the socket is not.
+ */
+#include <errno.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "sys.h"
+#include "fd.h"
+#include "wait.h"
+
+void vwait_init(struct vwait *w)
+{
+	w->efd = -1;
+}
+
+int vwait_efd(struct vwait *w)
+{
+	int fd;
+
+	if (__atomic_load_n(&w->efd, __ATOMIC_ACQUIRE) >= 0)
+		return 0;
+	fd = vmak_sys_eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fd = vfd_adopt(fd);
+	/* two first attaches race only under the owner's write lock */
+	__atomic_store_n(&w->efd, fd, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void vwait_destroy(struct vwait *w)
+{
+	if (w->efd >= 0)
+		vfd_close_internal(w->efd);
+	w->efd = -1;
+}
+
+void vwait_set_sources(struct vwait *w, struct vringset *const *src, int n)
+{
+	int i;
+
+	for (i = 0; i < n && i < VWAIT_MAX_SRC; i++)
+		__atomic_store_n(&w->src[i], src[i], __ATOMIC_RELEASE);
+	__atomic_store_n(&w->nsrc, i, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&w->gen, 1, __ATOMIC_RELEASE);
+}
+
+static void signal_efd(struct vwait *w)
+{
+	uint64_t one = 1;
+	int fd = __atomic_load_n(&w->efd, __ATOMIC_ACQUIRE);
+
+	if (fd < 0 || __atomic_exchange_n(&w->armed, 1, __ATOMIC_SEQ_CST))
+		return;
+	/* cannot fail but for a bad fd: the counter never reaches its max */
+	if (vmak_sys_write(fd, &one, sizeof(one)) < 0)
+		__atomic_store_n(&w->armed, 0, __ATOMIC_SEQ_CST);
+}
+
+static bool watched(struct vwait *w)
+{
+	return __atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST) ||
+	       __atomic_load_n(&w->sets, __ATOMIC_SEQ_CST);
+}
+
+void vwait_post(struct vwait *w)
+{
+	__atomic_add_fetch(&w->ready, 1, __ATOMIC_SEQ_CST);	/* P1 */
+	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELAXED);
+	if (watched(w))						/* P2 */
+		signal_efd(w);
+}
+
+void vwait_consume(struct vwait *w)
+{
+	uint64_t v;
+	int fd = __atomic_load_n(&w->efd, __ATOMIC_ACQUIRE);
+
+	if (fd < 0 || !__atomic_load_n(&w->armed, __ATOMIC_SEQ_CST))
+		return;
+	if (vmak_sys_read(fd, &v, sizeof(v)) < 0)		/* C1 */
+		v = 0;	/* EAGAIN: a racing consumer read it first */
+	__atomic_store_n(&w->armed, 0, __ATOMIC_SEQ_CST);	/* C2 */
+	if (vwait_ready(w) && watched(w))			/* C3 */
+		signal_efd(w);
+}
+
+void vwait_take(struct vwait *w, uint32_t n)
+{
+	if (!n)
+		return;
+	if (__atomic_sub_fetch(&w->ready, n, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&w->armed, __ATOMIC_RELAXED))
+		vwait_consume(w);
+}
+
+bool vwait_sleep_begin(struct vwait *w)
+{
+	__atomic_add_fetch(&w->sleepers, 1, __ATOMIC_SEQ_CST);	/* S1 */
+	return vwait_ready(w) != 0;				/* S2 */
+}
+
+void vwait_sleep_end(struct vwait *w, bool efd_fired)
+{
+	__atomic_sub_fetch(&w->sleepers, 1, __ATOMIC_SEQ_CST);
+	if (efd_fired)
+		vwait_consume(w);
+}
+
+void vwait_set_add(struct vwait *w, int delta)
+{
+	__atomic_add_fetch(&w->sets, delta, __ATOMIC_SEQ_CST);
+}
+
+void vwait_kick(struct vwait *w)
+{
+	if (watched(w))
+		signal_efd(w);
+}
+
+void vwait_atfork_child(struct vwait *w)
+{
+	/*
+	 * The eventfd is shared with the parent, whose threads write and
+	 * read it: the child's copy goes, and a new one comes with the
+	 * child's own rings.
+	 */
+	if (w->efd >= 0)
+		vfd_close_internal(w->efd);
+	w->efd = -1;
+	w->armed = 0;
+	w->sleepers = 0;
+	w->nsrc = 0;
+	w->gen++;
+}

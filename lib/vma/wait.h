@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * A socket's wake state (wait.c): how many datagrams the library holds for
+ * it, and how a thread that queued one wakes the threads and epoll sets
+ * that may be waiting for it. Only wait.c touches these fields; the
+ * protocol is written there, once.
+ */
+#ifndef _VMAK_VMA_WAIT_H
+#define _VMAK_VMA_WAIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+#define VWAIT_MAX_SRC	8
+
+struct vringset;
+
+struct vwait {
+	int efd;		/* eventfd; -1 until the first source */
+	int armed;		/* efd written and not read since */
+	uint32_t ready;		/* datagrams queued for the socket */
+	uint32_t seq;		/* bumped per datagram queued (EPOLLET) */
+	int sleepers;		/* threads between sleep_begin and _end */
+	int sets;		/* epoll sets watching it */
+	bool os_hint;		/* a wait saw the kernel socket readable */
+	/*
+	 * The ring sets its datagrams come from, for waits to sleep on,
+	 * and gen, bumped whenever they change. Written by the owner under
+	 * its own lock, read by waits without one: a ring set lives as long
+	 * as the process, so a stale pointer is only a wasted look.
+	 */
+	uint32_t gen;
+	int nsrc;
+	struct vringset *src[VWAIT_MAX_SRC];
+};
+
+void vwait_init(struct vwait *w) VMAK_HIDDEN;
+void vwait_destroy(struct vwait *w) VMAK_HIDDEN;
+/* The eventfd, made on first need: 0 or -errno. */
+int vwait_efd(struct vwait *w) VMAK_HIDDEN;
+/* Replace the sources (the owner's lock held). */
+void vwait_set_sources(struct vwait *w, struct vringset *const *src, int n)
+	VMAK_HIDDEN;
+
+/* Producer: one datagram queued (the ring set's lock held). */
+void vwait_post(struct vwait *w) VMAK_HIDDEN;
+/* Consumer: n datagrams taken or dropped from the queues. */
+void vwait_take(struct vwait *w, uint32_t n) VMAK_HIDDEN;
+
+static inline uint32_t vwait_ready(const struct vwait *w)
+{
+	return __atomic_load_n(&w->ready, __ATOMIC_SEQ_CST);
+}
+
+static inline uint32_t vwait_seq(const struct vwait *w)
+{
+	return __atomic_load_n(&w->seq, __ATOMIC_RELAXED);
+}
+
+/*
+ * A thread about to sleep on the socket (in poll(), a receive, an epoll
+ * wait): true if it must not, because datagrams are queued already.
+ * Every sleep_begin is paired with a sleep_end; efd_fired: the wait
+ * reported the eventfd readable.
+ */
+bool vwait_sleep_begin(struct vwait *w) VMAK_HIDDEN;
+void vwait_sleep_end(struct vwait *w, bool efd_fired) VMAK_HIDDEN;
+/* An epoll set starts or stops watching the socket. */
+void vwait_set_add(struct vwait *w, int delta) VMAK_HIDDEN;
+/* The eventfd was seen readable by an epoll set: consume it. */
+void vwait_consume(struct vwait *w) VMAK_HIDDEN;
+/* Wake every sleeper to look again (the sources changed). */
+void vwait_kick(struct vwait *w) VMAK_HIDDEN;
+
+/* In the child of fork(): the eventfd is the parent's. */
+void vwait_atfork_child(struct vwait *w) VMAK_HIDDEN;
+
+#endif /* _VMAK_VMA_WAIT_H */
