@@ -44,8 +44,11 @@ LIB_OBJS := $(NATIVE_OBJS) $(VMA_SRCS:%.c=$(B)/%.o) $(PRELOAD_SRCS:%.c=$(B)/%.o)
 LIB_SO := $(B)/libvmak.so.$(VERSION)
 LIB_A := $(B)/libvmak.a
 # What tools, tests, benchmarks and examples link: the native layer alone,
-# so no interposer ever runs inside them.
+# so no interposer ever runs inside them. It is installed too, as
+# libvmak-native.so: a program that drives rings itself gets no
+# interposition (libvmak.so means "offload my sockets").
 NATIVE_A := $(B)/libvmak-native.a
+NATIVE_SO := $(B)/libvmak-native.so.$(VERSION)
 LIB_CFLAGS := $(CFLAGS) $(WFLAGS) -Werror=implicit-function-declaration \
 	-fPIC -fvisibility=hidden
 LIB_HDRS := $(wildcard uapi/linux/*.h lib/include/vmak/*.h)
@@ -128,19 +131,23 @@ sparse:
 	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) VMAK_VERSION=$(VMAK_VERSION) C=2 modules
 
 # ---- library ---------------------------------------------------------------
-lib: $(LIB_SO) $(LIB_A) $(NATIVE_A)
+lib: $(LIB_SO) $(LIB_A) $(NATIVE_A) $(NATIVE_SO)
+
+# Header dependencies, as the compiler found them.
+DEPFLAGS = -MMD -MP
+-include $(wildcard $(B)/lib/*/*.d)
 
 $(B)/lib/native/%.o: lib/native/%.c $(wildcard lib/native/*.h) $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ilib/native $(MNL_CFLAGS) $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Ilib/native $(MNL_CFLAGS) $(LIB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/lib/vma/%.o: lib/vma/%.c $(wildcard lib/vma/*.h lib/native/*.h) $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ilib/native -Ilib/vma -Ilib/include/mellanox $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Ilib/native -Ilib/vma $(LIB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(B)/lib/preload/%.o: lib/preload/%.c $(wildcard lib/vma/*.h lib/native/*.h) $(LIB_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Ilib/native -Ilib/vma $(LIB_CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) -Ilib/native -Ilib/vma $(LIB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(LIB_SO): $(LIB_OBJS) lib/libvmak.map
 	$(CC) -shared -Wl,-soname,libvmak.so.$(SOVERSION) -Wl,--version-script=lib/libvmak.map \
@@ -156,14 +163,21 @@ $(NATIVE_A): $(NATIVE_OBJS)
 	rm -f $@
 	$(AR) rcs $@ $^
 
-check-abi: $(LIB_SO)
+$(NATIVE_SO): $(NATIVE_OBJS) lib/libvmak.map
+	$(CC) -shared -Wl,-soname,libvmak-native.so.$(SOVERSION) -Wl,--version-script=lib/libvmak.map \
+		-Wl,--no-undefined -o $@ $(NATIVE_OBJS) $(MNL_LIBS)
+	ln -sf $(@F) $(B)/libvmak-native.so.$(SOVERSION)
+	ln -sf libvmak-native.so.$(SOVERSION) $(B)/libvmak-native.so
+
+check-abi: $(LIB_SO) $(NATIVE_SO)
 	scripts/check-abi.sh $(LIB_SO) lib/libvmak.map lib
+	scripts/check-abi.sh --native $(NATIVE_SO) lib/libvmak.map lib
 
 check-layers: $(LIB_OBJS)
 	scripts/check-layers.sh lib/native/sys.h "$(filter $(B)/lib/preload/%,$(LIB_OBJS))" \
 		$(filter-out $(B)/lib/preload/%,$(LIB_OBJS))
 
-$(B)/libvmak.pc: lib/libvmak.pc.in VERSION
+$(B)/%.pc: lib/%.pc.in VERSION
 	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|;s|@VERSION@|$(VERSION)|' $< > $@
 
 # ---- tools -------------------------------------------------------------------
@@ -176,9 +190,11 @@ $(VMAKCTL): tools/vmakctl.c $(NATIVE_A) $(LIB_HDRS)
 # ---- examples ---------------------------------------------------------------
 examples: $(B)/ringrx
 
-$(B)/ringrx: examples/ringrx.c $(NATIVE_A)
+# As pkg-config --libs libvmak-native builds it: the native library alone.
+$(B)/ringrx: examples/ringrx.c $(NATIVE_SO)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< -L$(B) -lvmak-native \
+		-Wl,-rpath,'$$ORIGIN'
 
 # ---- tests ---------------------------------------------------------------------
 selftests: $(ST_BINS) $(HELPER_BINS) $(B)/selftests/62-linked-semantics
@@ -221,7 +237,7 @@ KERNEL ?= 6.1
 check:
 	scripts/check.sh $(KERNELS)
 
-unit: $(UNIT_BINS) $(LIB_SO)
+unit: $(UNIT_BINS) $(LIB_SO) $(B)/ringrx
 	selftests/run-unit $(UNIT_BINS)
 
 # The KASAN/lockdep/kmemleak kernel: built once (about 20 minutes on 2
@@ -284,15 +300,18 @@ htmldocs:
 	sphinx-build -W --keep-going -q -b html Documentation $(B)/htmldocs
 
 # ---- install -------------------------------------------------------------------
-install: module lib tools $(B)/libvmak.pc
+install: module lib tools $(B)/libvmak.pc $(B)/libvmak-native.pc
 	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) VMAK_VERSION=$(VMAK_VERSION) modules_install
 	depmod -a $(KERNELRELEASE) || true
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/vmak $(DESTDIR)$(INCLUDEDIR)/mellanox $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/libvmak.so.$(SOVERSION)
 	ln -sf libvmak.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libvmak.so
-	install -m 0644 $(LIB_A) $(DESTDIR)$(LIBDIR)/
-	install -m 0644 $(B)/libvmak.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+	install -m 0755 $(NATIVE_SO) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(notdir $(NATIVE_SO)) $(DESTDIR)$(LIBDIR)/libvmak-native.so.$(SOVERSION)
+	ln -sf libvmak-native.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libvmak-native.so
+	install -m 0644 $(LIB_A) $(NATIVE_A) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 $(B)/libvmak.pc $(B)/libvmak-native.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
 	install -m 0644 lib/include/vmak/*.h $(DESTDIR)$(INCLUDEDIR)/vmak/
 	install -m 0644 lib/include/mellanox/vma_extra.h $(DESTDIR)$(INCLUDEDIR)/mellanox/
 	install -m 0644 uapi/linux/vmak*.h $(DESTDIR)$(INCLUDEDIR)/linux/

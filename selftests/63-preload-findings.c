@@ -1,0 +1,511 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The library review's findings that need a ring (shared/reviews/
+ * lib-interposition.md), each as the program that showed it, run as user
+ * nobody with datagrams coming through the rings (preload.h says how):
+ *
+ *   H3  two sockets on one ring, one blocked reader each: nobody sleeps
+ *       through a datagram queued by the other's drain
+ *   H4  what a ring send puts on the wire: TTL, TOS, multicast TTL, as the
+ *       kernel socket would; multicast with IP_MULTICAST_LOOP reaches a
+ *       local member
+ *   M1  EPOLLONESHOT goes to one thread at a time
+ *   M2  a member that asks for no input sleeps while its queue holds data
+ *   M3  MSG_PEEK returns the datagram the next receive takes; a kernel
+ *       peek consumed elsewhere does not stall the rings
+ *   M6  VMAK_FORK=kernel: a forked worker gets every datagram
+ *   M10 the fortified ppoll() sees a datagram on a ring
+ * and the feed handler's layouts: two SO_REUSEADDR sockets of one process
+ * on one group and port, each getting every datagram through its ring.
+ */
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "preload.h"
+#include "vmak/sockstats.h"
+
+#define GROUP	"239.7.7.7"
+
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t,
+		const sigset_t *m, size_t fdslen);
+
+/* This process's counters for fd, from the library's shared file. */
+static int counters(int fd, struct vmak_sockstat_counters *c)
+{
+	char path[96];
+	struct vmak_sockstats_hdr *h;
+	struct vmak_sockstat *s;
+	size_t len = sizeof(*h) + VMAK_SOCKSTATS_SLOTS * sizeof(*s);
+	int ffd, rc = -1;
+	uint32_t i;
+
+	snprintf(path, sizeof(path), "%s/%s%d", VMAK_SOCKSTATS_DIR,
+		 VMAK_SOCKSTATS_PREFIX, (int)getpid());
+	ffd = open(path, O_RDONLY);
+	if (ffd < 0)
+		return -1;
+	h = mmap(NULL, len, PROT_READ, MAP_SHARED, ffd, 0);
+	close(ffd);
+	if (h == MAP_FAILED)
+		return -1;
+	s = (struct vmak_sockstat *)(h + 1);
+	for (i = 0; i < h->nslots; i++)
+		if (s[i].in_use && s[i].fd == fd) {
+			*c = s[i].c;
+			rc = 0;
+			break;
+		}
+	munmap(h, len);
+	return rc;
+}
+
+static double thread_cpu_ms(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 +
+	       ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void rcvtimeo(int fd, int sec)
+{
+	struct timeval tv = { .tv_sec = sec };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* ---- H3 ---- */
+
+struct reader {
+	int fd;
+	uint32_t want, got;
+	int timeouts;
+};
+
+static void *read_all(void *arg)
+{
+	struct reader *r = arg;
+	char buf[2048];
+
+	while (r->got < r->want) {
+		if (recv(r->fd, buf, sizeof(buf), 0) < 0) {
+			r->timeouts++;
+			break;
+		}
+		r->got++;
+	}
+	return NULL;
+}
+
+TEST_F(pre, two_sockets_on_one_ring_each_woken_for_its_own)
+{
+	struct reader a = { .fd = udp_bound(31001), .want = 1000 };
+	struct reader b = { .fd = udp_bound(31002), .want = 1000 };
+	struct cmd k = { .port = 31001, .port2 = 31002, .len = 32, .n = 2000,
+			 .gap_us = 50 };
+	pthread_t ta, tb;
+
+	ASSERT_GE(a.fd, 0);
+	ASSERT_GE(b.fd, 0);
+	/* a receive asleep longer than 2 s missed its wakeup */
+	rcvtimeo(a.fd, 2);
+	rcvtimeo(b.fd, 2);
+	ASSERT_EQ(0, pthread_create(&ta, NULL, read_all, &a));
+	ASSERT_EQ(0, pthread_create(&tb, NULL, read_all, &b));
+	send_cmd(self->cmd, self->done, &k);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	EXPECT_EQ(1000, a.got);
+	EXPECT_EQ(1000, b.got);
+	EXPECT_EQ(0, a.timeouts + b.timeouts);
+	close(a.fd);
+	close(b.fd);
+}
+
+/* ---- H4 ---- */
+
+/* Tell the sender child to receive n on port (or group); then run fn. */
+static void wire(int cmdfd, int donefd, uint16_t port, uint32_t group,
+		 uint32_t n, struct seen *seen, void (*fn)(void *), void *arg)
+{
+	struct cmd k = { .op = CMD_RECV, .port = port, .n = n, .dst = group };
+	char x;
+	uint32_t i;
+
+	if (write(cmdfd, &k, sizeof(k)) != sizeof(k) || read(donefd, &x, 1) != 1)
+		abort();
+	fn(arg);
+	for (i = 0; i < n; i++)
+		if (read(donefd, &seen[i], sizeof(seen[i])) != sizeof(seen[i]))
+			abort();
+	if (read(donefd, &x, 1) != 1)
+		abort();
+}
+
+struct tx {
+	int fd;
+	struct sockaddr_in to;
+	bool connected;
+};
+
+static void send5(void *arg)
+{
+	struct tx *t = arg;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		if (t->connected)
+			send(t->fd, "hello", 5, 0);
+		else
+			sendto(t->fd, "hello", 5, 0, (void *)&t->to, sizeof(t->to));
+		usleep(2000);
+	}
+}
+
+TEST_F(pre, a_ring_send_carries_the_socket_s_ttl_and_tos)
+{
+	struct tx t = { .fd = udp_bound(31010),
+			.to = { .sin_family = AF_INET, .sin_port = htons(31011) } };
+	struct vmak_sockstat_counters c;
+	struct seen seen[5];
+	int ttl = 7, tos = 0xb8, i;
+
+	ASSERT_GE(t.fd, 0);
+	inet_pton(AF_INET, "10.8.0.1", &t.to.sin_addr);
+	ASSERT_EQ(0, setsockopt(t.fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)));
+	ASSERT_EQ(0, setsockopt(t.fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)));
+	/* unconnected: the headers come from our helper socket */
+	wire(self->cmd, self->done, 31011, 0, 5, seen, send5, &t);
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(5, seen[i].len);
+		EXPECT_EQ(7, seen[i].ttl);
+		EXPECT_EQ(0xb8, seen[i].tos);
+	}
+	/* connected: from the socket itself */
+	ASSERT_EQ(0, connect(t.fd, (void *)&t.to, sizeof(t.to)));
+	t.connected = true;
+	wire(self->cmd, self->done, 31011, 0, 5, seen, send5, &t);
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(5, seen[i].len);
+		EXPECT_EQ(7, seen[i].ttl);
+		EXPECT_EQ(0xb8, seen[i].tos);
+	}
+	/* and these went through the ring */
+	ASSERT_EQ(0, counters(t.fd, &c));
+	EXPECT_GE(c.tx_ring, 6);
+	close(t.fd);
+}
+
+struct mc {
+	struct tx t;
+	int member;		/* a socket of ours in the group */
+	int got;
+};
+
+static void send5_group(void *arg)
+{
+	struct mc *m = arg;
+	char buf[64];
+	int i;
+
+	send5(&m->t);
+	for (i = 0; i < 5; i++)
+		if (recv(m->member, buf, sizeof(buf), MSG_DONTWAIT) == 5)
+			m->got++;
+}
+
+TEST_F(pre, multicast_keeps_its_ttl_and_loops_back_to_local_members)
+{
+	struct mc m = { .t = { .fd = socket(AF_INET, SOCK_DGRAM, 0),
+			       .to = { .sin_family = AF_INET,
+				       .sin_port = htons(31020) } } };
+	struct sockaddr_in any = { .sin_family = AF_INET,
+				   .sin_port = htons(31020) };
+	struct ip_mreqn mr = { .imr_ifindex = 0 };
+	struct seen seen[5];
+	int ttl = 5, off = 0, i;
+
+	inet_pton(AF_INET, GROUP, &m.t.to.sin_addr);
+	ASSERT_GE(m.t.fd, 0);
+	ASSERT_EQ(0, setsockopt(m.t.fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl,
+				sizeof(ttl)));
+	/* a local member of the group, in our netns */
+	m.member = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_GE(m.member, 0);
+	ASSERT_EQ(0, bind(m.member, (void *)&any, sizeof(any)));
+	inet_pton(AF_INET, GROUP, &mr.imr_multiaddr);
+	inet_pton(AF_INET, ADDR_B, &mr.imr_address);
+	ASSERT_EQ(0, setsockopt(m.member, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr,
+				sizeof(mr)));
+	ASSERT_EQ(0, bind(m.t.fd, (void *)&(struct sockaddr_in){
+		.sin_family = AF_INET, .sin_addr.s_addr = mr.imr_address.s_addr },
+		sizeof(struct sockaddr_in)));
+	wire(self->cmd, self->done, 31020, m.t.to.sin_addr.s_addr, 5, seen,
+	     send5_group, &m);
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(5, seen[i].len);
+		EXPECT_EQ(5, seen[i].ttl);
+	}
+	EXPECT_EQ(5, m.got);	/* IP_MULTICAST_LOOP is on by default */
+	/* without loopback the ring may send it: same TTL, no local copy */
+	ASSERT_EQ(0, setsockopt(m.t.fd, IPPROTO_IP, IP_MULTICAST_LOOP, &off,
+				sizeof(off)));
+	m.got = 0;
+	wire(self->cmd, self->done, 31020, m.t.to.sin_addr.s_addr, 5, seen,
+	     send5_group, &m);
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(5, seen[i].len);
+		EXPECT_EQ(5, seen[i].ttl);
+	}
+	EXPECT_EQ(0, m.got);
+	close(m.member);
+	close(m.t.fd);
+}
+
+/* ---- M1 ---- */
+
+struct oneshot {
+	int ep, fd;
+	atomic_int busy, clashes, got;
+	int want;
+};
+
+static void *oneshot_worker(void *arg)
+{
+	struct oneshot *o = arg;
+	struct epoll_event ev;
+	char buf[2048];
+	double end = now_ms() + 20000;
+
+	while (atomic_load(&o->got) < o->want && now_ms() < end) {
+		if (epoll_wait(o->ep, &ev, 1, 100) != 1)
+			continue;
+		if (atomic_exchange(&o->busy, 1))
+			atomic_fetch_add(&o->clashes, 1);
+		while (recv(o->fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+			atomic_fetch_add(&o->got, 1);
+		atomic_store(&o->busy, 0);
+		ev.events = EPOLLIN | EPOLLONESHOT;
+		ev.data.u64 = 7;
+		epoll_ctl(o->ep, EPOLL_CTL_MOD, o->fd, &ev);
+	}
+	return NULL;
+}
+
+TEST_F(pre, oneshot_goes_to_one_thread_at_a_time)
+{
+	struct oneshot o = { .ep = epoll_create1(0), .fd = udp_bound(31030),
+			     .want = 5000 };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT,
+				  .data.u64 = 7 };
+	pthread_t t[8];
+	int i;
+
+	ASSERT_GE(o.fd, 0);
+	ASSERT_EQ(0, fcntl(o.fd, F_SETFL, O_NONBLOCK));
+	ASSERT_EQ(0, epoll_ctl(o.ep, EPOLL_CTL_ADD, o.fd, &ev));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, oneshot_worker, &o));
+	send_n(self->cmd, self->done, 31030, (uint32_t)o.want, 32);
+	for (i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	EXPECT_EQ(0, o.clashes);
+	EXPECT_EQ(o.want, o.got);
+	close(o.fd);
+	close(o.ep);
+}
+
+/* ---- M2 ---- */
+
+TEST_F(pre, a_member_asking_for_no_input_sleeps)
+{
+	int ep = epoll_create1(0), fd = udp_bound(31040);
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 1 };
+	double t0, c0;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	send_n(self->cmd, self->done, 31040, 5, 32);
+	usleep(100000);
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 1000));	/* drains the ring */
+	ev.events = 0;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev));
+	t0 = now_ms();
+	c0 = thread_cpu_ms();
+	EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 1000));
+	EXPECT_GE(now_ms() - t0, 900);
+	EXPECT_LT(thread_cpu_ms() - c0, 100);
+	EXPECT_EQ(5, drain(fd));
+	close(fd);
+	close(ep);
+}
+
+/* ---- M3 ---- */
+
+TEST_F(pre, a_peek_shows_the_datagram_the_next_receive_takes)
+{
+	struct sockaddr_in any = { .sin_family = AF_INET,
+				   .sin_port = htons(31050) };
+	struct ip_mreqn mr = { .imr_ifindex = 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), i;
+	struct cmd k = { .port = 31050, .len = 8, .n = 1 };
+	uint32_t peeked, got;
+	char buf[64];
+
+	/* two attachments: the wildcard's rule and the group's */
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, bind(fd, (void *)&any, sizeof(any)));
+	inet_pton(AF_INET, GROUP, &mr.imr_multiaddr);
+	inet_pton(AF_INET, ADDR_B, &mr.imr_address);
+	ASSERT_EQ(0, setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr,
+				sizeof(mr)));
+	for (i = 0; i < 4; i++) {
+		k.len = (uint16_t)(8 + i);
+		k.dst = i & 1 ? mr.imr_multiaddr.s_addr : 0;
+		send_cmd(self->cmd, self->done, &k);
+	}
+	usleep(100000);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, ioctl(fd, FIONREAD, &peeked));
+		EXPECT_EQ(peeked, (uint32_t)recv(fd, buf, sizeof(buf),
+						 MSG_PEEK | MSG_DONTWAIT));
+		got = (uint32_t)recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		EXPECT_EQ(peeked, got) TH_LOG("datagram %d: peeked %u bytes, then read %u",
+					      i, peeked, got);
+	}
+	close(fd);
+}
+
+TEST_F(pre, a_kernel_peek_consumed_elsewhere_does_not_stall_the_rings)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET,
+				  .sin_port = htons(31060) };
+	int fd = udp_bound(31060), lo = socket(AF_INET, SOCK_DGRAM, 0), st;
+	char buf[64];
+	double t0, c0;
+	pid_t child;
+
+	ASSERT_GE(fd, 0);
+	inet_pton(AF_INET, ADDR_B, &me.sin_addr);
+	/* from our own netns: loopback, the kernel socket */
+	ASSERT_EQ(5, sendto(lo, "local", 5, 0, (void *)&me, sizeof(me)));
+	usleep(50000);
+	ASSERT_EQ(5, recv(fd, buf, sizeof(buf), MSG_PEEK));
+	/* another process sharing the socket takes it */
+	child = fork();
+	ASSERT_GE(child, 0);
+	if (!child)
+		_exit(recv(fd, buf, sizeof(buf), MSG_DONTWAIT) == 5 ? 0 : 1);
+	ASSERT_EQ(child, waitpid(child, &st, 0));
+	ASSERT_EQ(0, WEXITSTATUS(st));
+	send_n(self->cmd, self->done, 31060, 10, 20);
+	rcvtimeo(fd, 3);
+	t0 = now_ms();
+	c0 = thread_cpu_ms();
+	EXPECT_EQ(20, recv(fd, buf, sizeof(buf), 0));
+	EXPECT_LT(now_ms() - t0, 1000);
+	EXPECT_LT(thread_cpu_ms() - c0, 100);
+	close(lo);
+	close(fd);
+}
+
+/* ---- M6 ---- */
+
+TEST_F(pre, with_vmak_fork_kernel_a_forked_worker_gets_every_datagram)
+{
+	int fd, st, n = 0;
+	char buf[2048];
+	pid_t w;
+
+	/* read at the first socket: before it */
+	setenv("VMAK_FORK", "kernel", 1);
+	fd = udp_bound(31070);
+	ASSERT_GE(fd, 0);
+	w = fork();
+	ASSERT_GE(w, 0);
+	if (!w) {
+		rcvtimeo(fd, 3);
+		while (recv(fd, buf, sizeof(buf), 0) >= 0)
+			n++;
+		_exit(n == 2000 ? 0 : 1);
+	}
+	send_n(self->cmd, self->done, 31070, 2000, 32);
+	ASSERT_EQ(w, waitpid(w, &st, 0));
+	EXPECT_EQ(0, WEXITSTATUS(st));
+	close(fd);
+}
+
+/* ---- M10 ---- */
+
+TEST_F(pre, the_fortified_ppoll_sees_a_ring)
+{
+	int fd = udp_bound(31080);
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec ts = { .tv_sec = 3 };
+
+	ASSERT_GE(fd, 0);
+	send_n(self->cmd, self->done, 31080, 1, 20);
+	EXPECT_EQ(1, __ppoll_chk(&p, 1, &ts, NULL, sizeof(p)));
+	EXPECT_EQ(1, drain(fd));
+	close(fd);
+}
+
+/* ---- feed handlers ---- */
+
+static int group_socket(uint16_t port)
+{
+	struct sockaddr_in g = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct ip_mreqn mr = { .imr_ifindex = 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), on = 1;
+
+	inet_pton(AF_INET, GROUP, &g.sin_addr);
+	mr.imr_multiaddr = g.sin_addr;
+	inet_pton(AF_INET, ADDR_B, &mr.imr_address);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+	    bind(fd, (void *)&g, sizeof(g)) ||
+	    setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof(mr)))
+		return -1;
+	return fd;
+}
+
+TEST_F(pre, two_reuseaddr_sockets_of_one_process_share_a_group_on_rings)
+{
+	struct cmd k = { .port = 31090, .len = 32, .n = 500 };
+	int a = group_socket(31090), b = group_socket(31090);
+	struct vmak_sockstat_counters ca, cb;
+
+	ASSERT_GE(a, 0);
+	ASSERT_GE(b, 0);
+	inet_pton(AF_INET, GROUP, &k.dst);
+	send_cmd(self->cmd, self->done, &k);
+	usleep(200000);
+	EXPECT_EQ(500, drain(a));
+	EXPECT_EQ(500, drain(b));
+	ASSERT_EQ(0, counters(a, &ca));
+	ASSERT_EQ(0, counters(b, &cb));
+	EXPECT_EQ(500, ca.rx_ring);
+	EXPECT_EQ(500, cb.rx_ring);
+	close(a);
+	close(b);
+}
+
+int main(int argc, char **argv)
+{
+	if (getuid() == 0) {
+		netns_up();
+		sh("ip -n sa route add 224.0.0.0/4 dev wa;"
+		   "ip -n sb route add 224.0.0.0/4 dev wb");
+	}
+	return test_harness_run(argc, argv);
+}
