@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -16,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "linux/vmak.h"
 #include "linux/vmak_genl.h"
@@ -503,7 +506,37 @@ static void print_sockstat(int pid, const struct vmak_sockstat *st,
 	*first = false;
 }
 
-/* One process's file; stale ones (the process is gone) are skipped. */
+/*
+ * /dev/shm is writable by every user: a file is read only if it is a
+ * regular file (not a FIFO that would hang us, not a link) owned by the
+ * user running the process it names, so nobody can show counters for
+ * another user's process.
+ */
+static FILE *open_owned(const char *path, int pid)
+{
+	struct stat st, proc;
+	char pp[32];
+	FILE *f;
+	int fd;
+
+	snprintf(pp, sizeof(pp), "/proc/%d", pid);
+	if (stat(pp, &proc))
+		return NULL;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != proc.st_uid) {
+		close(fd);
+		errno = EPERM;
+		return NULL;
+	}
+	f = fdopen(fd, "r");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/* One process's file; stale, foreign and unreadable ones are skipped. */
 static int sockets_of(const char *path, int pid, bool *first)
 {
 	struct vmak_sockstats_hdr hdr;
@@ -513,9 +546,10 @@ static int sockets_of(const char *path, int pid, bool *first)
 
 	if (vmak_sockstats_stale(pid))
 		return 0;
-	f = fopen(path, "re");
+	f = open_owned(path, pid);
 	if (!f)
-		return errno == EACCES ? 0 : -errno;
+		return errno == EACCES || errno == EPERM || errno == ELOOP ||
+		       errno == ENOENT ? 0 : -errno;
 	if (fread(&hdr, sizeof(hdr), 1, f) != 1 ||
 	    hdr.magic != VMAK_SOCKSTATS_MAGIC ||
 	    hdr.version != VMAK_SOCKSTATS_VERSION || hdr.pid != pid) {
