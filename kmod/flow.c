@@ -153,7 +153,14 @@ static int vmak_rule_link(struct vmak_flow_table *ft, struct vmak_rule_obj *r)
 					      vmak_flow_params);
 		if (flow) {
 			list_for_each_entry(ent, &flow->rules, flow_node) {
-				if (ent->rule->vs == r->vs) {
+				/*
+				 * One rule per ring and flow, but for sockets
+				 * that share a group and port: each gets its
+				 * own copy, on one ring as on several.
+				 */
+				if (ent->rule->vs == r->vs &&
+				    (!r->group || !ent->rule->group ||
+				     ent->rule->usk == r->usk)) {
 					err = -EEXIST;
 					goto err_unlink;
 				}
