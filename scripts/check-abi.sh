@@ -1,9 +1,16 @@
 #!/bin/bash
-# check-abi.sh LIB.so MAP SRCDIR -- libvmak's ABI is what its version
-# script says: the symbols LIB.so exports, the ones MAP lists as global and
-# the functions the sources mark VMAK_API must be the same three sets.
+# check-abi.sh [--native] LIB.so MAP SRCDIR -- libvmak's ABI is what its
+# version script says: the symbols LIB.so exports, the ones MAP lists as
+# global and the functions the sources mark VMAK_API must be the same
+# three sets. --native: LIB.so is libvmak-native.so, which exports the
+# same versioned API and nothing else (no interposer).
 # Prints the differences and exits 1 if there are any.
 set -euo pipefail
+native=0
+if [ "${1:-}" = --native ]; then
+	native=1
+	shift
+fi
 so=$1 map=$2 src=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -12,9 +19,10 @@ nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWiu]$/ { print $3 }' |
 	grep '@' | sed 's/@.*//' | sort -u > "$tmp/exported"
 # Unversioned exports: only the interposers of lib/preload/ (see MAP).
 nm -D --defined-only "$so" | awk '$2 ~ /^[TDBRVWiu]$/ { print $3 }' |
-	grep -v '@' | sort -u > "$tmp/unversioned"
+	{ grep -v '@' || true; } | sort -u > "$tmp/unversioned"
 grep -rhoE 'VMAK_API[^(]*\b[a-z_0-9]+\(' "$src/preload" --include='*.c' |
 	sed -E 's/.*[^a-z_0-9]([a-z_0-9]+)\($/\1/' | sort -u > "$tmp/interposed"
+[ $native = 1 ] && : > "$tmp/interposed"
 awk '/global:/ { on = 1; next } /local:/ { on = 0 }
      /}/ { on = 0 }
      on && /;/ { gsub(/[ \t;]/, ""); if ($0 != "") print }' "$map" |
@@ -43,7 +51,7 @@ report interposed unversioned "interposers of $src/preload not exported without 
 # interposer: one that lost its VMAK_API mark would silently stop
 # interposing (the C library's would run instead).
 objdir=$(dirname "$so")/lib/preload
-if ls "$objdir"/*.o >/dev/null 2>&1; then
+if [ $native = 0 ] && ls "$objdir"/*.o >/dev/null 2>&1; then
 	nm --defined-only -g "$objdir"/*.o | awk '$2 == "T" || $2 == "W" { print $3 }' |
 		sort -u > "$tmp/preload_defined"
 	report preload_defined unversioned "defined in $objdir but not exported (a VMAK_API mark missing?)"
