@@ -69,7 +69,7 @@ ST_CPPFLAGS := -Iselftests -I$(KSFT_DIR)
 ST_WFLAGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-sign-compare -Wno-unused-parameter
 
-.PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
+.PHONY: all module lib tools selftests examples check unit preload-host asan tsan preload-bins vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
 	dkms-install clean help style sparse check-abi check-layers htmldocs
 
 all: module lib tools selftests examples
@@ -81,6 +81,8 @@ help:
 	@echo '  lib tools    libvmak and vmakctl only'
 	@echo '  check        install deps, unit tests, VM selftests on KERNELS=$(KERNELS)'
 	@echo '  unit         host unit tests only'
+	@echo '  preload-host host preload probes: each program plain and with libvmak.so preloaded'
+	@echo '  asan tsan    the threaded preload probes on a libvmak built with ASan+UBSan / TSan'
 	@echo '  vmcheck      VM selftests only (KERNEL=6.1|6.12|6.12-rt)'
 	@echo '  demo         boot a VM, load vmak, show it working'
 	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
@@ -143,7 +145,7 @@ $(B)/lib/preload/%.o: lib/preload/%.c $(wildcard lib/vma/*.h lib/native/*.h) $(L
 	$(CC) $(CPPFLAGS) -Ilib/native -Ilib/vma $(LIB_CFLAGS) -c -o $@ $<
 
 $(LIB_SO): $(LIB_OBJS) lib/libvmak.map
-	$(CC) -shared -Wl,-soname,libvmak.so.$(SOVERSION) -Wl,--version-script=lib/libvmak.map \
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libvmak.so.$(SOVERSION) -Wl,--version-script=lib/libvmak.map \
 		-Wl,--no-undefined -o $@ $(LIB_OBJS) $(MNL_LIBS)
 	ln -sf $(@F) $(B)/libvmak.so.$(SOVERSION)
 	ln -sf libvmak.so.$(SOVERSION) $(B)/libvmak.so
@@ -223,6 +225,41 @@ check:
 
 unit: $(UNIT_BINS) $(LIB_SO)
 	selftests/run-unit $(UNIT_BINS)
+
+# Host preload probes (selftests/preload/): small programs that use only
+# the C library, each run plain and with libvmak.so preloaded by
+# selftests/preload/run, which builds nothing. Programs named fortified-*
+# are built with _FORTIFY_SOURCE and must call the checked forms their
+# comment lists after "Calls:".
+PRELOAD_SRCS := $(wildcard selftests/preload/*.c)
+PRELOAD_BINS := $(PRELOAD_SRCS:selftests/preload/%.c=$(B)/preload/%)
+PRELOAD_HELPERS := $(B)/preload-helpers/socket-plain $(B)/preload-helpers/socket-linked
+PRELOAD_HDRS := selftests/preload/pt.h
+
+$(B)/preload/%: selftests/preload/%.c $(PRELOAD_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $<
+
+$(B)/preload/fortified-%: selftests/preload/fortified-%.c $(PRELOAD_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O2 -g -D_FORTIFY_SOURCE=2 $(WFLAGS) -pthread -o $@ $<
+	@for f in $$(sed -n 's/^ \* Calls: //p' $<); do \
+		nm -D --undefined-only $@ | grep -qw "$$f" || \
+		{ echo "$@ does not call $$f"; rm -f $@; exit 1; }; done
+
+# A socket program linked with libvmak.a, and the same without (H6).
+$(B)/preload-helpers/socket-plain: selftests/preload/helpers/socket.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $<
+
+$(B)/preload-helpers/socket-linked: selftests/preload/helpers/socket.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
+
+preload-bins: $(PRELOAD_BINS) $(PRELOAD_HELPERS)
+
+preload-host: preload-bins $(LIB_SO)
+	selftests/preload/run
 
 # The KASAN/lockdep/kmemleak kernel: built once (about 20 minutes on 2
 # cores) into $(VMAK_CACHE)/kernels, then the whole suite runs on it.
