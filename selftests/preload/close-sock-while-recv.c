@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * close() of a UDP socket while another thread is blocked in recv() on
+ * it: the call in progress keeps the socket, so a datagram sent to its
+ * port afterwards ends the recv(); then the port is free again.
+ */
+#include <pthread.h>
+
+#include "pt.h"
+
+static int s;
+static pid_t tid;
+static long r;
+static int err;
+static char b[16];
+
+static void *receiver(void *arg)
+{
+	(void)arg;
+	tid = pt_gettid();
+	r = recv(s, b, sizeof(b), 0);
+	err = errno;
+	return NULL;
+}
+
+int main(void)
+{
+	struct sockaddr_in a;
+	pthread_t t;
+	int s2;
+
+	pt_init(10);
+	s = pt_udp(&a);
+	if (pthread_create(&t, NULL, receiver, NULL))
+		pt_die("pthread_create");
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		pt_sleep_ms(1);
+	pt_wait_blocked(tid);
+	PT_SHOW("close(sock) while a recv() waits", close(s));
+	pt_send(&a, "abc");
+	pthread_join(t, NULL);
+	errno = err;
+	PT_SHOW("the waiting recv", r);
+	s2 = socket(AF_INET, SOCK_DGRAM, 0);
+	PT_SHOW("bind(the same port)", bind(s2, (struct sockaddr *)&a, sizeof(a)));
+	return 0;
+}
