@@ -41,6 +41,8 @@ VMA_SRCS := $(wildcard lib/vma/*.c)
 PRELOAD_SRCS := $(wildcard lib/preload/*.c)
 NATIVE_OBJS := $(NATIVE_SRCS:%.c=$(B)/%.o)
 LIB_OBJS := $(NATIVE_OBJS) $(VMA_SRCS:%.c=$(B)/%.o) $(PRELOAD_SRCS:%.c=$(B)/%.o)
+# everything the library is made of (the sanitizer builds depend on it)
+LIB_SRCS_ALL := $(NATIVE_SRCS) $(VMA_SRCS) $(PRELOAD_SRCS) $(wildcard lib/*/*.h) lib/libvmak.map
 LIB_SO := $(B)/libvmak.so.$(VERSION)
 LIB_A := $(B)/libvmak.a
 # What tools, tests, benchmarks and examples link: the native layer alone,
@@ -231,16 +233,16 @@ unit: $(UNIT_BINS) $(LIB_SO)
 # selftests/preload/run, which builds nothing. Programs named fortified-*
 # are built with _FORTIFY_SOURCE and must call the checked forms their
 # comment lists after "Calls:".
-PRELOAD_SRCS := $(wildcard selftests/preload/*.c)
-PRELOAD_BINS := $(PRELOAD_SRCS:selftests/preload/%.c=$(B)/preload/%)
-PRELOAD_HELPERS := $(B)/preload-helpers/socket-plain $(B)/preload-helpers/socket-linked
-PRELOAD_HDRS := selftests/preload/pt.h
+PROBE_SRCS := $(wildcard selftests/preload/*.c)
+PROBE_BINS := $(PROBE_SRCS:selftests/preload/%.c=$(B)/preload/%)
+PROBE_HELPERS := $(B)/preload-helpers/socket-plain $(B)/preload-helpers/socket-linked
+PROBE_HDRS := selftests/preload/pt.h
 
-$(B)/preload/%: selftests/preload/%.c $(PRELOAD_HDRS)
+$(B)/preload/%: selftests/preload/%.c $(PROBE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $<
 
-$(B)/preload/fortified-%: selftests/preload/fortified-%.c $(PRELOAD_HDRS)
+$(B)/preload/fortified-%: selftests/preload/fortified-%.c $(PROBE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -O2 -g -D_FORTIFY_SOURCE=2 $(WFLAGS) -pthread -o $@ $<
 	@for f in $$(sed -n 's/^ \* Calls: //p' $<); do \
@@ -256,10 +258,30 @@ $(B)/preload-helpers/socket-linked: selftests/preload/helpers/socket.c $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
 
-preload-bins: $(PRELOAD_BINS) $(PRELOAD_HELPERS)
+preload-bins: $(PROBE_BINS) $(PROBE_HELPERS)
 
 preload-host: preload-bins $(LIB_SO)
 	selftests/preload/run
+
+# The library again with a sanitizer, in $(B)/asan/ and $(B)/tsan/ (a make
+# of its own with B, CFLAGS and LDFLAGS set), and the threaded probes on
+# it: closing an epoll fd or a socket while another thread waits, fork
+# beside a churning thread, cancellation, calls from signal handlers.
+# ASan (with UBSan) is preloaded before it into the plain probes.
+SAN_PROBES := epoll-close-while-waiting close-sock-while-epoll-waiting \
+	close-sock-while-recv cancel-recv-rebind fork-churn:300 signal-sendto \
+	signal-close-churn
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+ASAN_SO := $(B)/asan/libvmak.so.$(VERSION)
+# GCC 12's UBSan null checks make -Wformat-truncation see a null
+# destination in snprintf(name, len, ...) (lib/vma/config.c): not a bug.
+SAN_CFLAGS := -O1 -g -Wno-format-truncation
+
+$(ASAN_SO): $(LIB_SRCS_ALL)
+	$(MAKE) -s B=$(B)/asan CFLAGS='$(SAN_CFLAGS) $(ASAN_FLAGS)' LDFLAGS='$(ASAN_FLAGS)' $@
+
+asan: preload-bins $(LIB_SO) $(ASAN_SO)
+	selftests/preload/run --asan $(B)/asan/libvmak.so $(SAN_PROBES)
 
 # The KASAN/lockdep/kmemleak kernel: built once (about 20 minutes on 2
 # cores) into $(VMAK_CACHE)/kernels, then the whole suite runs on it.

@@ -2,7 +2,9 @@
 /*
  * close() of a UDP socket while another thread is blocked in recv() on
  * it: the call in progress keeps the socket, so a datagram sent to its
- * port afterwards ends the recv(); then the port is free again.
+ * port afterwards ends the recv(). Sent from the next socket the program
+ * makes, which gets the closed number (the lowest free fd), as it would
+ * in any program that goes on opening sockets. Then the port is free.
  */
 #include <pthread.h>
 
@@ -25,6 +27,7 @@ static void *receiver(void *arg)
 
 int main(void)
 {
+	struct timespec until;
 	struct sockaddr_in a;
 	pthread_t t;
 	int s2;
@@ -37,10 +40,19 @@ int main(void)
 		pt_sleep_ms(1);
 	pt_wait_blocked(tid);
 	PT_SHOW("close(sock) while a recv() waits", close(s));
-	pt_send(&a, "abc");
-	pthread_join(t, NULL);
+	s2 = socket(AF_INET, SOCK_DGRAM, 0);
+	printf("the next socket gets the closed number: %s\n", s2 == s ? "yes" : "no");
+	PT_SHOW("sendto(the closed socket's port)",
+		sendto(s2, "abc", 3, 0, (struct sockaddr *)&a, sizeof(a)));
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 3;
+	if (pthread_timedjoin_np(t, NULL, &until)) {
+		printf("the waiting recv: still blocked 3 s later\n");
+		return 0;
+	}
 	errno = err;
 	PT_SHOW("the waiting recv", r);
+	close(s2);
 	s2 = socket(AF_INET, SOCK_DGRAM, 0);
 	PT_SHOW("bind(the same port)", bind(s2, (struct sockaddr *)&a, sizeof(a)));
 	return 0;
