@@ -283,6 +283,23 @@ $(ASAN_SO): $(LIB_SRCS_ALL)
 asan: preload-bins $(LIB_SO) $(ASAN_SO)
 	selftests/preload/run --asan $(B)/asan/libvmak.so $(SAN_PROBES)
 
+# TSan needs its runtime in the program: the same probes are built with
+# -fsanitize=thread into $(B)/tsan/preload/, and the TSan libvmak is
+# preloaded into them (not linked: see Documentation/testing.rst).
+TSAN_FLAGS := -fsanitize=thread
+TSAN_SO := $(B)/tsan/libvmak.so.$(VERSION)
+TSAN_BINS := $(foreach p,$(SAN_PROBES),$(B)/tsan/preload/$(firstword $(subst :, ,$(p))))
+
+$(TSAN_SO): $(LIB_SRCS_ALL)
+	$(MAKE) -s B=$(B)/tsan CFLAGS='$(SAN_CFLAGS) $(TSAN_FLAGS)' LDFLAGS='$(TSAN_FLAGS)' $@
+
+$(B)/tsan/preload/%: selftests/preload/%.c $(PROBE_HDRS) $(TSAN_SO)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SAN_CFLAGS) $(TSAN_FLAGS) $(WFLAGS) -pthread -o $@ $<
+
+tsan: preload-bins $(LIB_SO) $(TSAN_BINS)
+	selftests/preload/run --tsan $(B)/tsan $(SAN_PROBES)
+
 # The KASAN/lockdep/kmemleak kernel: built once (about 20 minutes on 2
 # cores) into $(VMAK_CACHE)/kernels, then the whole suite runs on it.
 debug-kernel:

@@ -16,7 +16,7 @@ static void *receiver(void *arg)
 	char b[16];
 
 	(void)arg;
-	tid = pt_gettid();
+	pt_tid_publish(&tid);
 	recv(s, b, sizeof(b), 0);
 	return (void *)1;	/* not reached: cancelled */
 }
@@ -32,9 +32,7 @@ int main(void)
 	s = pt_udp(&a);
 	if (pthread_create(&t, NULL, receiver, NULL))
 		pt_die("pthread_create");
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		pt_sleep_ms(1);
-	pt_wait_blocked(tid);
+	pt_wait_blocked(pt_tid_await(&tid));
 	printf("pthread_cancel = %d\n", pthread_cancel(t));
 	pthread_join(t, &res);
 	printf("the receiver was cancelled: %s\n",

@@ -13,7 +13,7 @@
 #define ROUNDS 300
 
 static int ep;
-static volatile int stop;
+static int stop;
 static long events, foreign;
 
 static void *waiter(void *arg)
@@ -22,7 +22,7 @@ static void *waiter(void *arg)
 	int n, i;
 
 	(void)arg;
-	while (!stop) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		n = epoll_wait(ep, out, 8, 5);
 		for (i = 0; i < n; i++) {
 			events++;
@@ -54,7 +54,7 @@ int main(void)
 			pt_sleep_ms(1);
 		close(s);
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	printf("%d sockets added, sent to and closed while a thread waited\n", ROUNDS);
 	printf("events with data never registered: %ld\n", foreign);

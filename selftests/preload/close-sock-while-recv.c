@@ -19,7 +19,7 @@ static char b[16];
 static void *receiver(void *arg)
 {
 	(void)arg;
-	tid = pt_gettid();
+	pt_tid_publish(&tid);
 	r = recv(s, b, sizeof(b), 0);
 	err = errno;
 	return NULL;
@@ -36,9 +36,7 @@ int main(void)
 	s = pt_udp(&a);
 	if (pthread_create(&t, NULL, receiver, NULL))
 		pt_die("pthread_create");
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		pt_sleep_ms(1);
-	pt_wait_blocked(tid);
+	pt_wait_blocked(pt_tid_await(&tid));
 	PT_SHOW("close(sock) while a recv() waits", close(s));
 	s2 = socket(AF_INET, SOCK_DGRAM, 0);
 	printf("the next socket gets the closed number: %s\n", s2 == s ? "yes" : "no");

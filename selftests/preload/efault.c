@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 	if (n < 0)
 		pt_die("/proc/self/exe");
 	exe[n] = 0;
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		char *av[] = { exe, (char *)cases[i], NULL };
 
 		if (posix_spawn(&pid, exe, NULL, NULL, av, environ))

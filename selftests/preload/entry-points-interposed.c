@@ -33,7 +33,7 @@ int main(void)
 		pt_ok(true, "# SKIP libvmak is not in this process");
 		return 0;
 	}
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		fn = dlsym(RTLD_DEFAULT, names[i]);
 		if (fn && dladdr(fn, &info) && info.dli_fname &&
 		    strstr(info.dli_fname, "libvmak"))
@@ -43,6 +43,6 @@ int main(void)
 			 " %s", names[i]);
 	}
 	pt_ok(!n, "%u of %zu entry points resolve to the C library, not libvmak:%s",
-	      n, sizeof(names) / sizeof(names[0]), n ? missing : " none");
+	      n, ARRAY_SIZE(names), n ? missing : " none");
 	return 0;
 }

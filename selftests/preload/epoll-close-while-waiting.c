@@ -18,7 +18,7 @@ static int n, err;
 static void *waiter(void *arg)
 {
 	(void)arg;
-	tid = pt_gettid();
+	pt_tid_publish(&tid);
 	n = epoll_wait(ep, ev, 4, 3000);
 	err = errno;
 	return NULL;
@@ -35,9 +35,7 @@ int main(void)
 	ep = pt_epoll_42(s);
 	if (pthread_create(&t, NULL, waiter, NULL))
 		pt_die("pthread_create");
-	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
-		pt_sleep_ms(1);
-	pt_wait_blocked(tid);
+	pt_wait_blocked(pt_tid_await(&tid));
 	PT_SHOW("close(epfd) while waited on", close(ep));
 	pt_send(&a, "abc");
 	pthread_join(t, NULL);

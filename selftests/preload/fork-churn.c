@@ -14,7 +14,7 @@
 
 #include "pt.h"
 
-static volatile int stop;
+static int stop;
 
 static void nop(int sig)
 {
@@ -27,7 +27,7 @@ static void *churn(void *arg)
 	struct sockaddr_in a;
 	int ep = *(int *)arg, s;
 
-	while (!stop) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		s = pt_udp(&a);
 		epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev);
 		signal(SIGUSR1, nop);
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	if (i == forks)
 		pt_ok(true, "%d forks beside a socket-churning thread: every child exited within 2 s",

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static inline const char *pt_ename(int e)
 {
 	const char *n = strerrorname_np(e);
@@ -114,6 +116,21 @@ static inline void pt_send(const struct sockaddr_in *a, const char *msg)
 static inline pid_t pt_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+/* A thread says who it is; another waits until it has. */
+static inline void pt_tid_publish(pid_t *tid)
+{
+	__atomic_store_n(tid, pt_gettid(), __ATOMIC_RELEASE);
+}
+
+static inline pid_t pt_tid_await(pid_t *tid)
+{
+	pid_t t;
+
+	while (!(t = __atomic_load_n(tid, __ATOMIC_ACQUIRE)))
+		pt_sleep_ms(1);
+	return t;
 }
 
 /*

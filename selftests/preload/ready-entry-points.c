@@ -43,13 +43,27 @@ static void wait_with(int e, int s, int ep, int ms)
 	FD_SET(s, &r);
 	errno = 0;
 	switch (e) {
-	case 0: n = poll(&p, 1, ms); break;
-	case 1: n = ppoll(&p, 1, &ts, &m); break;
-	case 2: n = select(s + 1, &r, NULL, NULL, &tv); break;
-	case 3: n = pselect(s + 1, &r, NULL, NULL, &ts, &m); break;
-	case 4: n = epoll_wait(ep, out, 4, ms); break;
-	case 5: n = epoll_pwait(ep, out, 4, ms, &m); break;
-	default: n = epoll_pwait2(ep, out, 4, &ts, &m); break;
+	case 0:
+		n = poll(&p, 1, ms);
+		break;
+	case 1:
+		n = ppoll(&p, 1, &ts, &m);
+		break;
+	case 2:
+		n = select(s + 1, &r, NULL, NULL, &tv);
+		break;
+	case 3:
+		n = pselect(s + 1, &r, NULL, NULL, &ts, &m);
+		break;
+	case 4:
+		n = epoll_wait(ep, out, 4, ms);
+		break;
+	case 5:
+		n = epoll_pwait(ep, out, 4, ms, &m);
+		break;
+	default:
+		n = epoll_pwait2(ep, out, 4, &ts, &m);
+		break;
 	}
 	if (e >= 4) {
 		pt_show_wait(name[e], n, out);

@@ -86,7 +86,7 @@ int main(void)
 	pt_init(20);
 	s = pt_udp(&a);
 	from = pt_udp(&from_addr);
-	for (i = 0; i < sizeof(eps) / sizeof(eps[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(eps); i++) {
 		printf("%s:\n", eps[i]);
 		put("queued");
 		take(s, eps[i], 64);
