@@ -41,6 +41,8 @@ VMA_SRCS := $(wildcard lib/vma/*.c)
 PRELOAD_SRCS := $(wildcard lib/preload/*.c)
 NATIVE_OBJS := $(NATIVE_SRCS:%.c=$(B)/%.o)
 LIB_OBJS := $(NATIVE_OBJS) $(VMA_SRCS:%.c=$(B)/%.o) $(PRELOAD_SRCS:%.c=$(B)/%.o)
+# everything the library is made of (the sanitizer builds depend on it)
+LIB_SRCS_ALL := $(NATIVE_SRCS) $(VMA_SRCS) $(PRELOAD_SRCS) $(wildcard lib/*/*.h) lib/libvmak.map
 LIB_SO := $(B)/libvmak.so.$(VERSION)
 LIB_A := $(B)/libvmak.a
 # What tools, tests, benchmarks and examples link: the native layer alone,
@@ -72,7 +74,7 @@ ST_CPPFLAGS := -Iselftests -I$(KSFT_DIR)
 ST_WFLAGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-sign-compare -Wno-unused-parameter
 
-.PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
+.PHONY: all module lib tools selftests examples check unit preload-host asan tsan preload-bins vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
 	dkms-install clean help style sparse check-abi check-layers htmldocs
 
 all: module lib tools selftests examples
@@ -84,6 +86,8 @@ help:
 	@echo '  lib tools    libvmak and vmakctl only'
 	@echo '  check        install deps, unit tests, VM selftests on KERNELS=$(KERNELS)'
 	@echo '  unit         host unit tests only'
+	@echo '  preload-host host preload probes: each program plain and with libvmak.so preloaded'
+	@echo '  asan tsan    the threaded preload probes on a libvmak built with ASan+UBSan / TSan'
 	@echo '  vmcheck      VM selftests only (KERNEL=6.1|6.12|6.12-rt)'
 	@echo '  demo         boot a VM, load vmak, show it working'
 	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
@@ -150,7 +154,7 @@ $(B)/lib/preload/%.o: lib/preload/%.c $(wildcard lib/vma/*.h lib/native/*.h) $(L
 	$(CC) $(CPPFLAGS) -Ilib/native -Ilib/vma $(LIB_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(LIB_SO): $(LIB_OBJS) lib/libvmak.map
-	$(CC) -shared -Wl,-soname,libvmak.so.$(SOVERSION) -Wl,--version-script=lib/libvmak.map \
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,libvmak.so.$(SOVERSION) -Wl,--version-script=lib/libvmak.map \
 		-Wl,--no-undefined -o $@ $(LIB_OBJS) $(MNL_LIBS)
 	ln -sf $(@F) $(B)/libvmak.so.$(SOVERSION)
 	ln -sf libvmak.so.$(SOVERSION) $(B)/libvmak.so
@@ -239,6 +243,78 @@ check:
 
 unit: $(UNIT_BINS) $(LIB_SO) $(B)/ringrx
 	selftests/run-unit $(UNIT_BINS)
+
+# Host preload probes (selftests/preload/): small programs that use only
+# the C library, each run plain and with libvmak.so preloaded by
+# selftests/preload/run, which builds nothing. Programs named fortified-*
+# are built with _FORTIFY_SOURCE and must call the checked forms their
+# comment lists after "Calls:".
+PROBE_SRCS := $(wildcard selftests/preload/*.c)
+PROBE_BINS := $(PROBE_SRCS:selftests/preload/%.c=$(B)/preload/%)
+PROBE_HELPERS := $(B)/preload-helpers/socket-plain $(B)/preload-helpers/socket-linked
+PROBE_HDRS := selftests/preload/pt.h
+
+$(B)/preload/%: selftests/preload/%.c $(PROBE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $<
+
+$(B)/preload/fortified-%: selftests/preload/fortified-%.c $(PROBE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -O2 -g -D_FORTIFY_SOURCE=2 $(WFLAGS) -pthread -o $@ $<
+	@for f in $$(sed -n 's/^ \* Calls: //p' $<); do \
+		nm -D --undefined-only $@ | grep -qw "$$f" || \
+		{ echo "$@ does not call $$f"; rm -f $@; exit 1; }; done
+
+# A socket program linked with libvmak.a, and the same without (H6).
+$(B)/preload-helpers/socket-plain: selftests/preload/helpers/socket.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $<
+
+$(B)/preload-helpers/socket-linked: selftests/preload/helpers/socket.c $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(WFLAGS) -pthread -o $@ $< $(LIB_A) $(MNL_LIBS)
+
+preload-bins: $(PROBE_BINS) $(PROBE_HELPERS)
+
+preload-host: preload-bins $(LIB_SO)
+	selftests/preload/run
+
+# The library again with a sanitizer, in $(B)/asan/ and $(B)/tsan/ (a make
+# of its own with B, CFLAGS and LDFLAGS set), and the threaded probes on
+# it: closing an epoll fd or a socket while another thread waits, fork
+# beside a churning thread, cancellation, calls from signal handlers.
+# ASan (with UBSan) is preloaded before it into the plain probes.
+SAN_PROBES := epoll-close-while-waiting close-sock-while-epoll-waiting \
+	close-sock-while-recv cancel-recv-rebind fork-churn:300 signal-sendto \
+	signal-close-churn
+ASAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+ASAN_SO := $(B)/asan/libvmak.so.$(VERSION)
+# GCC 12's UBSan null checks make -Wformat-truncation see a null
+# destination in snprintf(name, len, ...) (lib/vma/config.c): not a bug.
+SAN_CFLAGS := -O1 -g -Wno-format-truncation
+
+$(ASAN_SO): $(LIB_SRCS_ALL)
+	$(MAKE) -s B=$(B)/asan CFLAGS='$(SAN_CFLAGS) $(ASAN_FLAGS)' LDFLAGS='$(ASAN_FLAGS)' $@
+
+asan: preload-bins $(LIB_SO) $(ASAN_SO)
+	selftests/preload/run --asan $(B)/asan/libvmak.so $(SAN_PROBES)
+
+# TSan needs its runtime in the program: the same probes are built with
+# -fsanitize=thread into $(B)/tsan/preload/, and the TSan libvmak is
+# preloaded into them (not linked: see Documentation/testing.rst).
+TSAN_FLAGS := -fsanitize=thread
+TSAN_SO := $(B)/tsan/libvmak.so.$(VERSION)
+TSAN_BINS := $(foreach p,$(SAN_PROBES),$(B)/tsan/preload/$(firstword $(subst :, ,$(p))))
+
+$(TSAN_SO): $(LIB_SRCS_ALL)
+	$(MAKE) -s B=$(B)/tsan CFLAGS='$(SAN_CFLAGS) $(TSAN_FLAGS)' LDFLAGS='$(TSAN_FLAGS)' $@
+
+$(B)/tsan/preload/%: selftests/preload/%.c $(PROBE_HDRS) $(TSAN_SO)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(SAN_CFLAGS) $(TSAN_FLAGS) $(WFLAGS) -pthread -o $@ $<
+
+tsan: preload-bins $(LIB_SO) $(TSAN_BINS)
+	selftests/preload/run --tsan $(B)/tsan $(SAN_PROBES)
 
 # The KASAN/lockdep/kmemleak kernel: built once (about 20 minutes on 2
 # cores) into $(VMAK_CACHE)/kernels, then the whole suite runs on it.

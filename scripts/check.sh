@@ -14,7 +14,7 @@ out=build/check
 rm -rf "$out"
 mkdir -p "$out"
 
-if ! make -s -j2 lib tools selftests > "$out/build.log" 2>&1; then
+if ! make -s -j2 lib tools selftests preload-bins > "$out/build.log" 2>&1; then
 	cat "$out/build.log"
 	echo "not ok - userspace builds with -Werror" > "$out/build.tap"
 else
@@ -23,6 +23,16 @@ fi
 
 echo "== host unit tests"
 make -s unit 2>&1 | tee "$out/unit.tap"
+
+# Each program plain and with libvmak.so preloaded (module absent), then
+# the threaded ones on libvmak built with ASan+UBSan and with TSan. make's
+# own "Error" line when a probe fails is not TAP.
+echo "== host preload probes"
+make -s preload-host 2>&1 | grep -v '^make: \*\*\*' | tee "$out/preload.tap"
+echo "== host preload probes under ASan and TSan"
+for t in asan tsan; do
+	make -s $t 2>&1 | grep -v '^make: \*\*\*'
+done | tee "$out/sanitizers.tap"
 
 # The host checks of the tree: each is one TAP line, its output in a log.
 echo "== host checks"
