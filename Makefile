@@ -201,7 +201,7 @@ $(B)/ringrx: examples/ringrx.c $(NATIVE_SO)
 		-Wl,-rpath,'$$ORIGIN'
 
 # ---- tests ---------------------------------------------------------------------
-selftests: $(ST_BINS) $(HELPER_BINS) $(B)/selftests/62-linked-semantics
+selftests: $(ST_BINS) $(HELPER_BINS) $(B)/selftests/62-linked-semantics preload-bins
 
 # The preload semantics again, with the program linked with -lvmak.
 $(B)/selftests/62-linked-semantics: selftests/61-preload-semantics.c $(ST_HDRS) $(KSFT_HDRS) $(LIB_SO)
