@@ -56,5 +56,24 @@ if [ $native = 0 ] && ls "$objdir"/*.o >/dev/null 2>&1; then
 		sort -u > "$tmp/preload_defined"
 	report preload_defined unversioned "defined in $objdir but not exported (a VMAK_API mark missing?)"
 fi
+# Every interposer has a test that calls it: its name called somewhere
+# under selftests/, or, for a fortified __X_chk, X() called in a program
+# built with _FORTIFY_SOURCE (selftests/preload/fortified-*).
+tests=$(dirname "$src")/selftests
+if [ $native = 0 ] && [ -d "$tests" ]; then
+	while read -r n; do
+		base=${n#__}
+		base=${base%_chk}
+		if grep -rqE "(^|[^a-z_0-9])$n\(" "$tests" --include='*.c' --include='*.h'; then
+			continue
+		fi
+		if [ "$base" != "$n" ] && [ "__${base}_chk" = "$n" ] &&
+		   grep -qE "(^|[^a-z_0-9])$base\(" "$tests"/preload/fortified-*.c 2>/dev/null; then
+			continue
+		fi
+		echo "check-abi: interposer $n has no test that calls it (selftests/)"
+		rc=1
+	done < "$tmp/interposed"
+fi
 [ $rc = 0 ] && echo "check-abi: $(wc -l < "$tmp/map") symbols, $so matches $map; $(wc -l < "$tmp/interposed") interposers unversioned"
 exit $rc

@@ -20,6 +20,9 @@
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 sighandler_t bsd_signal(int sig, sighandler_t fn);	/* no longer declared */
+sighandler_t ssignal(int sig, sighandler_t fn);
+sighandler_t __sysv_signal(int sig, sighandler_t fn);
+int __sigaction(int sig, const struct sigaction *act, struct sigaction *oact);
 
 static volatile sig_atomic_t hits, info_ok;
 
@@ -113,6 +116,14 @@ static int probe(void)
 	printf("sigset %s\n", name(sigset(SIGHUP, SIG_HOLD)));
 	printf("sigset %s\n", name(sigset(SIGHUP, h1)));
 	show("sigset", SIGHUP);
+	/* the C library's other names for these */
+	printf("ssignal %s\n", name(ssignal(SIGHUP, h1)));
+	show("ssignal", SIGHUP);
+	printf("__sysv_signal %s\n", name(__sysv_signal(SIGHUP, h1)));
+	show("__sysv_signal", SIGHUP);
+	printf("__sigaction %d\n", __sigaction(SIGHUP, &a, &o));
+	printf("old %s flags %#x\n", name(o.sa_handler), (unsigned int)o.sa_flags);
+	show("__sigaction", SIGHUP);
 
 	ERR("SIGKILL %d", sigaction(SIGKILL, &a, NULL));
 	ERR("SIGSTOP %s", name(signal(SIGSTOP, h1)));
