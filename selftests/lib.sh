@@ -73,3 +73,18 @@ wait_for() {
 	done
 	return 1
 }
+
+# veth_pair NSA DEVA ADDRA NSB DEVB ADDRB: two new netns joined by a veth
+# pair, each end with its IPv4 address in a /24, lo and both ends up.
+veth_pair() {
+	ip netns add "$1" && ip netns add "$4" || return 1
+	ip link add name "$2" type veth peer name "$5" || return 1
+	ip link set "$2" netns "$1"
+	ip link set "$5" netns "$4"
+	ip -n "$1" addr add "$3/24" dev "$2"
+	ip -n "$4" addr add "$6/24" dev "$5"
+	ip -n "$1" link set lo up
+	ip -n "$4" link set lo up
+	ip -n "$1" link set "$2" up
+	ip -n "$4" link set "$5" up
+}

@@ -3,7 +3,10 @@
  * L6: epoll_ctl() with a UDP socket's fd where the epoll fd belongs fails
  * (EINVAL) and changes nothing: the socket still receives, joins a real
  * epoll set with its data, and when everything is closed the process
- * holds no more fds than on kernel sockets.
+ * holds no more fds than on kernel sockets. Twice: what a second round
+ * leaves beyond the first is a leak (a first round may leave what the
+ * library keeps for the process: a ring set's fd, waiting for the next
+ * socket).
  */
 #include <dirent.h>
 
@@ -25,15 +28,13 @@ static int open_fds(void)
 	return n;
 }
 
-int main(void)
+static void round_trip(void)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 7 }, out[4];
 	struct sockaddr_in a1, a2;
-	int s1, s2, ep, n, before;
+	int s1, s2, ep, n;
 	char b[16];
 
-	pt_init(10);
-	before = open_fds();
 	s1 = pt_udp(&a1);
 	s2 = pt_udp(&a2);
 	PT_SHOW("epoll_ctl(sock1, ADD, sock2)", epoll_ctl(s1, EPOLL_CTL_ADD, s2, &ev));
@@ -48,6 +49,17 @@ int main(void)
 	PT_SHOW("close(sock1)", close(s1));
 	PT_SHOW("close(sock2)", close(s2));
 	PT_SHOW("close(epfd)", close(ep));
-	printf("fds open beyond those at the start: %d\n", open_fds() - before);
+}
+
+int main(void)
+{
+	int after1;
+
+	pt_init(10);
+	round_trip();
+	after1 = open_fds();
+	round_trip();
+	printf("fds open beyond those after the first round: %d\n",
+	       open_fds() - after1);
 	return 0;
 }
