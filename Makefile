@@ -192,7 +192,13 @@ $(VMAKCTL): tools/vmakctl.c $(NATIVE_A) $(LIB_HDRS)
 	$(CC) $(CPPFLAGS) $(MNL_CFLAGS) $(CFLAGS) $(WFLAGS) -o $@ $< $(NATIVE_A) $(MNL_LIBS)
 
 # ---- examples ---------------------------------------------------------------
-examples: $(B)/ringrx
+examples: $(B)/ringrx $(B)/vma-rx
+
+# Built as a libvma program is: <mellanox/vma_extra.h> and the C library,
+# nothing of vmak's linked (it runs with libvmak.so preloaded).
+$(B)/vma-rx: examples/vma-rx.c lib/include/mellanox/vma_extra.h
+	@mkdir -p $(@D)
+	$(CC) -Ilib/include $(CFLAGS) $(WFLAGS) -o $@ $<
 
 # As pkg-config --libs libvmak-native builds it: the native library alone.
 $(B)/ringrx: examples/ringrx.c $(NATIVE_SO)
@@ -201,10 +207,17 @@ $(B)/ringrx: examples/ringrx.c $(NATIVE_SO)
 		-Wl,-rpath,'$$ORIGIN'
 
 # ---- tests ---------------------------------------------------------------------
-selftests: $(ST_BINS) $(HELPER_BINS) $(B)/selftests/62-linked-semantics preload-bins
+selftests: $(ST_BINS) $(HELPER_BINS) $(B)/selftests/62-linked-semantics \
+	$(B)/selftests/66-linked-extra-api $(B)/vma-rx preload-bins
 
 # The preload semantics again, with the program linked with -lvmak.
 $(B)/selftests/62-linked-semantics: selftests/61-preload-semantics.c $(ST_HDRS) $(KSFT_HDRS) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) -DVMAK_LINKED $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< \
+		-L$(B) -lvmak -Wl,-rpath,'$$ORIGIN/..'
+
+# The extra API again, with the program linked with -lvmak.
+$(B)/selftests/66-linked-extra-api: selftests/65-extra-api.c $(ST_HDRS) $(KSFT_HDRS) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) -DVMAK_LINKED $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< \
 		-L$(B) -lvmak -Wl,-rpath,'$$ORIGIN/..'

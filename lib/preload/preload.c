@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
@@ -41,6 +42,7 @@
 #include "sig.h"
 #include "udp.h"
 #include "iomux.h"
+#include "api.h"
 
 void __chk_fail(void) __attribute__((noreturn));
 ssize_t __recv_chk(int fd, void *buf, size_t len, size_t buflen, int flags);
@@ -67,6 +69,25 @@ __attribute__((constructor)) static void preload_init(void)
 
 /* ---- entering the library ---- */
 
+/*
+ * Mark the thread inside the library; false if it is already (a handler
+ * that interrupted the library), when no lock of ours may be taken. What
+ * such handlers left to do with the fd table is done here.
+ */
+static inline bool mark(void)
+{
+	if (!vsig_enter())
+		return false;
+	if (__atomic_load_n(&vfd_late, __ATOMIC_ACQUIRE))
+		vfd_late_drain();
+	return true;
+}
+
+static inline void unmark(void)
+{
+	vsig_leave();
+}
+
 /* The object behind fd, the thread marked inside; or NULL. */
 static inline struct vfd *enter(int fd)
 {
@@ -75,8 +96,10 @@ static inline struct vfd *enter(int fd)
 	if (!vfd_any() || vsig_seen.depth)
 		return NULL;
 	f = vfd_get(fd);
-	if (f)
-		vsig_seen.depth = 1;
+	if (f && !mark()) {
+		vfd_put(f);
+		return NULL;
+	}
 	return f;
 }
 
@@ -84,7 +107,7 @@ static inline struct vfd *enter(int fd)
 static inline void leave(struct vfd *f, int err, long rc)
 {
 	vfd_put(f);
-	vsig_seen.depth = 0;
+	unmark();
 	if (rc >= 0)
 		errno = err;
 }
@@ -92,15 +115,12 @@ static inline void leave(struct vfd *f, int err, long rc)
 /* For calls not on one fd (poll, select): false if re-entered. */
 static inline bool enter_any(void)
 {
-	if (!vfd_any() || vsig_seen.depth)
-		return false;
-	vsig_seen.depth = 1;
-	return true;
+	return vfd_any() && mark();
 }
 
 static inline void leave_any(int err, long rc)
 {
-	vsig_seen.depth = 0;
+	unmark();
 	if (rc >= 0)
 		errno = err;
 }
@@ -126,14 +146,27 @@ VMAK_API int socket(int domain, int type, int protocol)
 {
 	int fd = vmak_sys_socket(domain, type, protocol), err = errno;
 
+	bool udp = (domain == AF_INET || domain == AF_INET6) &&
+		   (type & 0xf) == SOCK_DGRAM &&
+		   (protocol == 0 || protocol == IPPROTO_UDP);
+
 	if (fd < 0)
 		return fd;
+	/* nothing to do (no module, no stale slot): no more system calls */
+	if (!vfd_stale(fd) &&
+	    !(udp && !vsig_seen.depth && vproc_init() && vproc_offload_here()))
+		return fd;
+	if (vproc_vforked())
+		return fd;
+	if (!mark()) {
+		vfd_forget_nolock(fd);	/* in a handler: a kernel socket */
+		errno = err;
+		return fd;
+	}
 	vfd_fresh(fd);
-	if ((domain == AF_INET || domain == AF_INET6) &&
-	    (type & 0xf) == SOCK_DGRAM &&
-	    (protocol == 0 || protocol == IPPROTO_UDP) &&
-	    !vsig_seen.depth && vproc_init() && !vproc_vforked())
+	if (udp && vproc_init() && vproc_offload_here())
 		vudp_new(fd, domain, type & SOCK_NONBLOCK);
+	unmark();
 	errno = err;
 	return fd;
 }
@@ -152,8 +185,42 @@ VMAK_API int connect(int fd, const struct sockaddr *sa, socklen_t len)
 VMAK_API int setsockopt(int fd, int level, int name, const void *val,
 			socklen_t len)
 {
-	FORWARD(int, fd, setsockopt, (f, fd, level, name, val, len),
-		vmak_sys_setsockopt(fd, level, name, val, len));
+	struct vfd *f;
+	int saved = errno, rc;
+
+	if (level == SOL_SOCKET && name == SO_VMA_USER_DATA &&
+	    !vfd_stale(fd) && vproc_init() && mark()) {
+		rc = vxt_user_data_plain(fd, val, len);
+		unmark();
+		return rc;
+	}
+	f = enter(fd);
+	if (!f)
+		return vmak_sys_setsockopt(fd, level, name, val, len);
+	rc = f->ops->setsockopt ? f->ops->setsockopt(f, fd, level, name, val, len) :
+				  vmak_sys_setsockopt(fd, level, name, val, len);
+	leave(f, saved, rc);
+	return rc;
+}
+
+/*
+ * vma_get_api(): getsockopt(-1, SOL_SOCKET, SO_VMA_GET_API) with room for
+ * a pointer gets the extra API's table, as from libvma; with less room it
+ * is an ordinary call on fd -1 (EBADF), as in libvma.
+ */
+VMAK_API int getsockopt(int fd, int level, int name, void *val,
+			socklen_t *len)
+{
+	if (fd == -1 && level == SOL_SOCKET && name == SO_VMA_GET_API && val &&
+	    len && *len >= sizeof(struct vma_api_t *)) {
+		*(struct vma_api_t **)val = vapi_get();
+		*len = sizeof(struct vma_api_t *);
+		return 0;
+	}
+	{
+		FORWARD(int, fd, getsockopt, (f, fd, level, name, val, len),
+			vmak_sys_getsockopt(fd, level, name, val, len));
+	}
 }
 
 VMAK_API int ioctl(int fd, unsigned long req, ...)
@@ -170,6 +237,23 @@ VMAK_API int ioctl(int fd, unsigned long req, ...)
 	}
 }
 
+/* nfd is a new copy of fd (or the call failed) */
+static int copied(int fd, int nfd)
+{
+	int err = errno;
+
+	if (nfd < 0 || (!vfd_stale(fd) && !vfd_stale(nfd)) || vproc_vforked())
+		return nfd;
+	if (mark()) {
+		vfd_dup(fd, nfd);
+		unmark();
+	} else {
+		vfd_forget_nolock(nfd);	/* in a handler: a kernel copy */
+	}
+	errno = err;
+	return nfd;
+}
+
 static bool is_dup(int cmd)
 {
 	return cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC;
@@ -179,21 +263,12 @@ VMAK_API int fcntl(int fd, int cmd, ...)
 {
 	va_list ap;
 	long arg;
-	int nfd;
 
 	va_start(ap, cmd);
 	arg = va_arg(ap, long);
 	va_end(ap);
 	if (is_dup(cmd)) {
-		nfd = vmak_sys_fcntl(fd, cmd, arg);
-		if (nfd >= 0 && (vfd_stale(fd) || vfd_stale(nfd)) &&
-		    !vproc_vforked()) {
-			int err = errno;
-
-			vfd_dup(fd, nfd);
-			errno = err;
-		}
-		return nfd;
+		return copied(fd, vmak_sys_fcntl(fd, cmd, arg));
 	}
 	{
 		FORWARD(int, fd, fcntl, (f, fd, cmd, arg),
@@ -216,27 +291,30 @@ VMAK_API int close(int fd)
 		errno = EBADF;	/* ours look closed, as a free fd does */
 		return -1;
 	}
-	if (vsig_seen.depth || !vfd_stale(fd) || vproc_vforked() ||
-	    !(f = vfd_closing(fd)))
+	if (!vfd_stale(fd) || vproc_vforked())
 		return vmak_sys_close(fd);
-	vsig_seen.depth = 1;
+	if (!mark()) {
+		rc = vmak_sys_close(fd);
+		err = errno;
+		if (rc == 0 || err != EBADF)
+			vfd_forget_nolock(fd);
+		errno = err;
+		return rc;
+	}
+	f = vfd_closing(fd);
 	rc = vmak_sys_close(fd);
 	err = errno;
 	/* Linux frees the number even when close() fails, but for EBADF */
-	vfd_closed(fd, f, rc < 0 && err == EBADF ? -1 : 0);
-	vsig_seen.depth = 0;
+	if (f)
+		vfd_closed(fd, f, rc < 0 && err == EBADF ? -1 : 0);
+	unmark();
 	errno = err;
 	return rc;
 }
 
 VMAK_API int dup(int fd)
 {
-	int nfd = vmak_sys_dup(fd), err = errno;
-
-	if (nfd >= 0 && (vfd_stale(fd) || vfd_stale(nfd)) && !vproc_vforked())
-		vfd_dup(fd, nfd);
-	errno = err;
-	return nfd;
+	return copied(fd, vmak_sys_dup(fd));
 }
 
 /*
@@ -248,13 +326,21 @@ static int dup_onto(int fd, int nfd, int flags, bool three)
 	struct vfd *old = NULL;
 	int rc, err;
 
-	if (vsig_seen.depth || (!vfd_stale(fd) && !vfd_stale(nfd)) ||
-	    vproc_vforked())
+	if ((!vfd_stale(fd) && !vfd_stale(nfd)) || vproc_vforked())
 		return three ? vmak_sys_dup3(fd, nfd, flags) :
 			       vmak_sys_dup2(fd, nfd);
 	if (vfd_internal(nfd)) {
 		errno = EBADF;
 		return -1;
+	}
+	if (!mark()) {
+		rc = three ? vmak_sys_dup3(fd, nfd, flags) :
+			     vmak_sys_dup2(fd, nfd);
+		err = errno;
+		if (rc >= 0 && fd != nfd)
+			vfd_forget_nolock(nfd);
+		errno = err;
+		return rc;
 	}
 	if (fd != nfd)
 		old = vfd_closing(nfd);
@@ -264,6 +350,7 @@ static int dup_onto(int fd, int nfd, int flags, bool three)
 		vfd_closed(nfd, old, rc);
 	if (rc >= 0 && fd != nfd)
 		vfd_dup(fd, nfd);
+	unmark();
 	errno = err;
 	return rc;
 }
@@ -282,14 +369,45 @@ VMAK_API int dup3(int fd, int nfd, int flags)
  * Close a range, the library's own fds left out (they look closed to the
  * program already): the range is closed piece by piece around them.
  */
+/*
+ * close_range() in a handler that interrupted the library: the same pieces
+ * around our fds, found without a lock; the objects closed hear of it later.
+ */
+static int close_range_nolock(unsigned int lo, unsigned int hi, int flags)
+{
+	unsigned int from = lo, to, fd;
+	int m;
+
+	for (;;) {
+		m = vfd_next_internal(from, hi);
+		to = m < 0 ? hi : (unsigned int)m - 1;
+		if (m < 0 || (unsigned int)m > from) {
+			if (vmak_sys_close_range(from, to, flags))
+				return -1;
+			if (!(flags & CLOSE_RANGE_CLOEXEC))
+				for (fd = from; (fd = vfd_next_stale(fd, to)) !=
+						~0U; fd++) {
+					vfd_forget_nolock((int)fd);
+					if (fd == to)
+						break;
+				}
+		}
+		if (m < 0 || (unsigned int)m == hi)
+			return 0;
+		from = (unsigned int)m + 1;
+	}
+}
+
 VMAK_API int close_range(unsigned int lo, unsigned int hi, int flags)
 {
 	int *objs = NULL, *mine = NULL, nobj, nmine, i, rc = 0, err = 0;
 	struct vfd **f = NULL;
 	unsigned int from;
 
-	if (!vfd_any() || vsig_seen.depth || vproc_vforked() || lo > hi)
+	if (!vfd_any() || vproc_vforked() || lo > hi)
 		return vmak_sys_close_range(lo, hi, flags);
+	if (vsig_seen.depth)
+		return close_range_nolock(lo, hi, flags);
 	nobj = vfd_scan(lo, hi, false, NULL, 0);
 	nmine = vfd_scan(lo, hi, true, NULL, 0);
 	if (!nobj && !nmine)
@@ -306,7 +424,11 @@ VMAK_API int close_range(unsigned int lo, unsigned int hi, int flags)
 	}
 	nobj = vfd_scan(lo, hi, false, objs, nobj);
 	nmine = vfd_scan(lo, hi, true, mine, nmine);
-	vsig_seen.depth = 1;
+	if (!mark()) {	/* cannot be: depth was 0 above, on this thread */
+		rc = -1;
+		err = EINTR;
+		goto out;
+	}
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		for (i = 0; i < nobj; i++)
 			f[i] = vfd_closing(objs[i]);
@@ -325,7 +447,8 @@ VMAK_API int close_range(unsigned int lo, unsigned int hi, int flags)
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		for (i = 0; i < nobj; i++)
 			vfd_closed(objs[i], f[i], rc);
-	vsig_seen.depth = 0;
+	unmark();
+out:
 	free(objs);
 	free(mine);
 	free(f);
@@ -349,15 +472,24 @@ VMAK_API int fclose(FILE *fp)
 	struct vfd *f = NULL;
 	int fd, rc, err;
 
-	if (!vfd_any() || vsig_seen.depth || !fp)
+	if (!vfd_any() || !fp)
 		return vmak_sys_fclose(fp);
 	fd = fileno(fp);
-	if (fd >= 0 && vfd_stale(fd) && !vproc_vforked())
-		f = vfd_closing(fd);
+	if (fd < 0 || !vfd_stale(fd) || vproc_vforked())
+		return vmak_sys_fclose(fp);
+	if (!mark()) {
+		rc = vmak_sys_fclose(fp);
+		err = errno;
+		vfd_forget_nolock(fd);
+		errno = err;
+		return rc;
+	}
+	f = vfd_closing(fd);
 	rc = vmak_sys_fclose(fp);
 	err = errno;
 	if (f)
 		vfd_closed(fd, f, 0);
+	unmark();
 	errno = err;
 	return rc;
 }
@@ -371,7 +503,12 @@ static int fresh(int fd)
 	int err = errno;
 
 	if (fd >= 0 && vfd_stale(fd) && !vproc_vforked()) {
-		vfd_fresh(fd);
+		if (mark()) {
+			vfd_fresh(fd);
+			unmark();
+		} else {
+			vfd_forget_nolock(fd);
+		}
 		errno = err;
 	}
 	return fd;
@@ -476,14 +613,41 @@ VMAK_API int eventfd(unsigned int v, int flags)
 	return fresh(vmak_sys_eventfd(v, flags));
 }
 
+/*
+ * socketXtreme mode: an epoll set is tracked from its creation, so that
+ * its completions can name every fd (xtreme.c).
+ */
+static int new_set(int fd)
+{
+	static int xt = -1;
+	const char *v;
+	int err = errno;
+
+	fresh(fd);
+	if (xt < 0) {	/* before the configuration is read: the variable */
+		v = secure_getenv("VMAK_SOCKETXTREME");
+		if (!v)
+			v = secure_getenv("VMA_SOCKETXTREME");
+		xt = v && (!strcmp(v, "1") || !strcasecmp(v, "on") ||
+			   !strcasecmp(v, "yes") || !strcasecmp(v, "true"));
+	}
+	if (fd >= 0 && xt && !vproc_vforked() && mark()) {
+		if (vproc_init() && vconf.socketxtreme)
+			vepoll_track(fd);
+		unmark();
+	}
+	errno = err;
+	return fd;
+}
+
 VMAK_API int epoll_create(int size)
 {
-	return fresh(vmak_sys_epoll_create(size));
+	return new_set(vmak_sys_epoll_create(size));
 }
 
 VMAK_API int epoll_create1(int flags)
 {
-	return fresh(vmak_sys_epoll_create1(flags));
+	return new_set(vmak_sys_epoll_create1(flags));
 }
 
 VMAK_API int memfd_create(const char *name, unsigned int flags)
@@ -521,8 +685,10 @@ VMAK_API int daemon(int nochdir, int noclose)
 {
 	int rc = vmak_sys_daemon(nochdir, noclose), err = errno;
 
-	if (!rc && vfd_any())
+	if (!rc && vfd_any() && mark()) {
 		vudp_after_daemon();
+		unmark();
+	}
 	errno = err;
 	return rc;
 }

@@ -7,10 +7,15 @@
  * gives its chunk straight back to the FILL ring.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
 
 #include "sys.h"
 #include "demux.h"
+#include "hold.h"
 #include "wait.h"
 
 /* ---- the per-attachment queue ---- */
@@ -38,6 +43,7 @@ bool vatt_q_push(struct vatt *a, const struct vdgram *d)
 	}
 	a->q[(a->qhead + a->qlen) % a->qcap] = *d;
 	a->qlen++;
+	a->qbytes += d->plen;
 	return true;
 }
 
@@ -50,6 +56,7 @@ void vatt_q_pop(struct vatt *a)
 {
 	if (!a->qlen)
 		return;
+	a->qbytes -= a->q[a->qhead].plen;
 	a->qhead = (a->qhead + 1) % a->qcap;
 	a->qlen--;
 }
@@ -118,6 +125,34 @@ static void tab_remove(struct vringset *r, struct vatt *a)
 		}
 }
 
+unsigned int vdemux_each_front_locked(struct vringset *r,
+				      bool (*fn)(struct vatt *a,
+						 const struct vdgram *d,
+						 void *ctx),
+				      void *ctx, unsigned int max)
+{
+	unsigned int n = 0;
+	uint32_t i;
+	bool more = true;
+	struct vatt *a;
+
+	/* round after round, one datagram of each socket per round */
+	while (more && n < max) {
+		more = false;
+		for (i = 0; i < r->tab_size && n < max; i++) {
+			a = r->tab[i];
+			if (!a || a == TOMBSTONE || !a->qlen)
+				continue;
+			if (!fn(a, vatt_q_peek(a), ctx))
+				return n;
+			vatt_q_pop(a);
+			n++;
+			more = true;
+		}
+	}
+	return n;
+}
+
 /* ---- attachments ---- */
 
 int vdemux_add(struct vatt *a)
@@ -133,6 +168,7 @@ int vdemux_add(struct vatt *a)
 void vdemux_del_locked(struct vatt *a)
 {
 	uint32_t n = a->qlen;
+	uint64_t bytes = a->qbytes;
 
 	tab_remove(a->ring, a);
 	while (a->qlen)
@@ -140,7 +176,7 @@ void vdemux_del_locked(struct vatt *a)
 	free(a->q);
 	a->q = NULL;
 	a->qcap = 0;
-	vwait_take(a->w, n);
+	vwait_take(a->w, n, bytes);
 }
 
 void vdemux_forget(struct vatt *a)
@@ -148,6 +184,7 @@ void vdemux_forget(struct vatt *a)
 	free(a->q);
 	a->q = NULL;
 	a->qcap = a->qlen = a->qhead = 0;
+	a->qbytes = 0;
 }
 
 void vdemux_consume_locked(struct vatt *a)
@@ -158,6 +195,77 @@ void vdemux_consume_locked(struct vatt *a)
 		return;
 	vrs_recycle_locked(a->ring, d->addr);
 	vatt_q_pop(a);
+}
+
+/*
+ * A descriptor as a datagram: false for one whose offsets do not fit in
+ * its chunk (only the module writes descriptors, but a bad one must not
+ * make us read outside it).
+ */
+static bool to_dgram(const struct vmak_rx_desc *d, struct vdgram *g)
+{
+	uint32_t cs = vrs_chunk_size(), off = (uint32_t)(d->addr & (cs - 1));
+	const struct udphdr *uh;
+	uint32_t ulen, avail;
+
+	if (d->len > cs - off || d->payload_off > d->len ||
+	    d->payload_off < d->l3_off + 20u + sizeof(*uh))
+		return false;
+	g->addr = d->addr;
+	g->len = d->len;
+	g->l3_off = d->l3_off;
+	g->payload_off = d->payload_off;
+	g->flags = d->flags;
+	g->ts = d->ts_sw;
+	uh = (const struct udphdr *)(vdgram_payload(g) - sizeof(*uh));
+	ulen = ntohs(uh->len);
+	avail = d->len - d->payload_off;
+	/* the UDP length, not the frame's: short frames carry padding */
+	g->plen = (uint16_t)(ulen >= sizeof(*uh) && ulen - sizeof(*uh) <= avail ?
+			     ulen - sizeof(*uh) : avail);
+	return true;
+}
+
+/* Hold g for a's receive callback, to run once the lock is dropped. */
+static bool pend(struct vringset *r, struct vatt *a, const struct vdgram *g)
+{
+	struct vpend *p;
+	uint32_t cap, i;
+
+	if (r->pend_len == r->pend_cap) {
+		cap = r->pend_cap ? r->pend_cap * 2 : 64;
+		if (cap > r->chunks)
+			cap = r->chunks;
+		if (cap <= r->pend_cap)
+			return false;
+		p = malloc(sizeof(*p) * cap);
+		if (!p)
+			return false;
+		for (i = 0; i < r->pend_len; i++)
+			p[i] = r->pend[(r->pend_head + i) % r->pend_cap];
+		free(r->pend);
+		r->pend = p;
+		r->pend_cap = cap;
+		r->pend_head = 0;
+	}
+	p = &r->pend[(r->pend_head + r->pend_len++) % r->pend_cap];
+	p->cookie = a->cookie;
+	p->d = *g;
+	return true;
+}
+
+/* Into a's queue, or its chunk back to FILL (the queue is full). */
+static void queue(struct vringset *r, struct vatt *a, const struct vdgram *g)
+{
+	if (a && vatt_q_push(a, g)) {
+		vwait_post(a->w, g->plen);
+		return;
+	}
+	if (a)
+		__atomic_add_fetch(a->drops, 1, __ATOMIC_RELAXED);
+	else
+		r->drops++;
+	vrs_recycle_locked(r, g->addr);
 }
 
 uint32_t vdemux_drain_locked(struct vringset *r)
@@ -172,23 +280,15 @@ uint32_t vdemux_drain_locked(struct vringset *r)
 		for (i = 0; i < n; i++) {
 			d = vmak_ring_rx_desc(rx, idx + i);
 			a = tab_find(r, d->cookie);
-			g.addr = d->addr;
-			g.len = d->len;
-			g.l3_off = d->l3_off;
-			g.payload_off = d->payload_off;
-			g.flags = d->flags;
-			g.ts = d->ts_sw;
-			if (!a) {
+			if (!to_dgram(d, &g)) {
 				r->drops++;
 				vrs_recycle_locked(r, d->addr);
 				continue;
 			}
-			if (!vatt_q_push(a, &g)) {
-				__atomic_add_fetch(a->drops, 1, __ATOMIC_RELAXED);
-				vrs_recycle_locked(r, d->addr);
+			if (a && __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE) &&
+			    pend(r, a, &g))
 				continue;
-			}
-			vwait_post(a->w);
+			queue(r, a, &g);
 		}
 		vmak_ring_release(rx, n);
 		total += n;
@@ -204,5 +304,88 @@ uint32_t vdemux_drain_try(struct vringset *r)
 		return 0;
 	n = vdemux_drain_locked(r);
 	pthread_mutex_unlock(&r->lock);
+	vdemux_callbacks(r);
 	return n;
+}
+
+/* What a callback learns of a datagram (IPv4: vma_info_t's addresses). */
+struct cbcall {
+	struct vma_info_t info;
+	struct sockaddr_in src, dst;
+	struct iovec iov;
+};
+
+static void cb_prepare(const struct vdgram *g, const struct vwait *w,
+		       struct cbcall *c)
+{
+	const uint8_t *l3 = (const uint8_t *)vrs_chunk(g->addr) + g->l3_off;
+	const struct udphdr *uh = (const struct udphdr *)(vdgram_payload(g) -
+							  sizeof(*uh));
+
+	memset(c, 0, sizeof(*c));
+	c->src.sin_family = c->dst.sin_family = AF_INET;
+	memcpy(&c->src.sin_addr, l3 + 12, 4);
+	memcpy(&c->dst.sin_addr, l3 + 16, 4);
+	c->src.sin_port = uh->source;
+	c->dst.sin_port = uh->dest;
+	c->iov.iov_base = (void *)vdgram_payload(g);
+	c->iov.iov_len = g->plen;
+	c->info.struct_sz = sizeof(c->info);
+	c->info.packet_id = vhold_slot(g->addr);
+	c->info.src = &c->src;
+	c->info.dst = &c->dst;
+	c->info.payload_sz = g->plen;
+	c->info.socket_ready_queue_pkt_count = vwait_ready(w);
+	c->info.socket_ready_queue_byte_count = (uint32_t)vwait_bytes(w);
+	c->info.sw_timestamp.tv_sec = (time_t)(g->ts / 1000000000ULL);
+	c->info.sw_timestamp.tv_nsec = (long)(g->ts % 1000000000ULL);
+}
+
+void vdemux_callbacks(struct vringset *r)
+{
+	vma_recv_callback_retval_t ret;
+	struct vpend p;
+	struct cbcall c;
+	struct vrxcb cb;
+	struct vatt *a;
+
+	if (!__atomic_load_n(&r->pend_len, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (r->pend_running) {
+		pthread_mutex_unlock(&r->lock);
+		return;		/* the thread at it runs ours too */
+	}
+	r->pend_running = true;
+	while (r->pend_len) {
+		p = r->pend[r->pend_head];
+		r->pend_head = (r->pend_head + 1) % r->pend_cap;
+		r->pend_len--;
+		a = tab_find(r, p.cookie);
+		cb.fn = a ? __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE) : NULL;
+		/* IPv6 datagrams: vma_info_t has IPv4 addresses only */
+		if (!cb.fn || (p.d.flags & VMAK_RX_IPV6)) {
+			queue(r, a, &p.d);
+			continue;
+		}
+		cb = *a->cb;
+		cb_prepare(&p.d, a->w, &c);
+		pthread_mutex_unlock(&r->lock);
+		ret = cb.fn(cb.fd, 1, &c.iov, &c.info, cb.ctx);
+		pthread_mutex_lock(&r->lock);
+		a = tab_find(r, p.cookie);	/* it may have gone meanwhile */
+		switch (ret) {
+		case VMA_PACKET_DROP:
+			vrs_recycle_locked(r, p.d.addr);
+			break;
+		case VMA_PACKET_HOLD:
+			vhold_take(r, p.d.addr, c.iov.iov_base, p.d.plen, cb.owner);
+			break;
+		default:
+			queue(r, a, &p.d);
+			break;
+		}
+	}
+	r->pend_running = false;
+	pthread_mutex_unlock(&r->lock);
 }

@@ -11,16 +11,20 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "mellanox/vma_extra.h"
 #include "rings.h"
 
 struct vwait;
 
-struct vdgram {			/* a datagram a ring holds for a socket */
-	uint64_t addr;		/* UMEM address of the frame */
-	uint32_t len;		/* frame length */
-	uint16_t l3_off, payload_off;
-	uint16_t flags;		/* VMAK_RX_* */
-	uint64_t ts;		/* ns, CLOCK_REALTIME, 0 if none */
+/*
+ * A socket's receive callback (vma_api_t.register_recv_callback), shared
+ * by its attachments; fn read without a lock (api.c sets it).
+ */
+struct vrxcb {
+	vma_recv_callback_t fn;
+	void *ctx;
+	int fd;			/* what the callback is told */
+	const void *owner;	/* the socket, for the chunks it holds */
 };
 
 /*
@@ -30,6 +34,7 @@ struct vdgram {			/* a datagram a ring holds for a socket */
 struct vatt {
 	struct vringset *ring;
 	struct vwait *w;	/* the socket's wake state */
+	struct vrxcb *cb;	/* the socket's receive callback */
 	uint64_t *drops;	/* the socket's counter of queue-full drops */
 	uint32_t cookie;
 	bool group;		/* a multicast group's rule */
@@ -42,6 +47,7 @@ struct vatt {
 	uint8_t group_addr[16];
 	struct vdgram *q;
 	uint32_t qhead, qlen, qcap;
+	uint64_t qbytes;	/* payload bytes queued */
 };
 
 /* The queue (pure, unit-tested). */
@@ -60,8 +66,33 @@ void vdemux_forget(struct vatt *a) VMAK_HIDDEN;
  * Returns the descriptors taken.
  */
 uint32_t vdemux_drain_locked(struct vringset *r) VMAK_HIDDEN;
-/* Drain if there is something and nobody else is at it. */
+/*
+ * Drain if there is something and nobody else is at it; then run the
+ * receive callbacks of what it found (vdemux_callbacks()).
+ */
 uint32_t vdemux_drain_try(struct vringset *r) VMAK_HIDDEN;
+/*
+ * Datagrams for sockets with a receive callback wait, drained but not
+ * queued, until this runs the callbacks, without any lock held (a
+ * callback may call the socket calls): after a drain, with r's lock
+ * released. One thread at a time per ring set, in arrival order.
+ */
+void vdemux_callbacks(struct vringset *r) VMAK_HIDDEN;
+/*
+ * fn on the front datagram of each attachment of r in turn, while it
+ * returns true (it took the datagram: the caller pops it) and max allows
+ * (r->lock held). Returns how many were taken.
+ */
+unsigned int vdemux_each_front_locked(struct vringset *r,
+				      bool (*fn)(struct vatt *a,
+						 const struct vdgram *d,
+						 void *ctx),
+				      void *ctx, unsigned int max) VMAK_HIDDEN;
+/* The UDP payload of a datagram a queue holds (its chunk, in the UMEM). */
+static inline const uint8_t *vdgram_payload(const struct vdgram *d)
+{
+	return (const uint8_t *)vrs_chunk(d->addr) + d->payload_off;
+}
 /* The front datagram's chunk is done with: back to FILL, off the queue. */
 void vdemux_consume_locked(struct vatt *a) VMAK_HIDDEN;
 

@@ -280,6 +280,8 @@ void vconf_load(void)
 		vconf_size(name, v, 1ULL << 16, 1ULL << 36, &c->umem_size);
 	if ((v = env("RX_TIMESTAMP", name, sizeof(name))))
 		vconf_bool(name, v, &c->rx_timestamp);
+	if ((v = env("SOCKETXTREME", name, sizeof(name))))
+		vconf_bool(name, v, &c->socketxtreme);
 	if ((v = env("CONFIG_FILE", name, sizeof(name))))
 		snprintf(c->config_file, sizeof(c->config_file), "%s", v);
 	if ((v = vconf_getenv("VMAK_FORK"))) {

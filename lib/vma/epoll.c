@@ -51,6 +51,7 @@ struct vreg {
 	struct vringset *ring;		/* REG_RING */
 	int users;
 	bool stale;			/* the parent's, in a forked child */
+	bool dead;			/* gone from the kernel's set */
 	struct vreg *next;
 };
 
@@ -69,13 +70,28 @@ struct vmember {
 	struct vmember *next;
 };
 
+/*
+ * An fd of the program's that is not ours, registered in a set the
+ * library tracks from its creation (socketXtreme mode: the completions of
+ * an epoll fd name the fd an event is for).
+ */
+struct vplain {
+	int fd;
+	epoll_data_t data;
+	bool listening;			/* seen accepting (TCP) */
+	struct vplain *next;
+};
+
 struct vepoll {
 	struct vfd hdr;
 	pthread_mutex_t lock;
 	int epfd;			/* the kernel set, as we reach it */
 	bool own_fd;
+	bool tracked;			/* every registration known */
 	struct vmember *members;
 	struct vreg *regs;
+	struct vplain *plain;
+	int waiting;			/* threads between wait and lookup */
 	struct vepoll *next;		/* sets_lock */
 };
 
@@ -98,14 +114,22 @@ static struct vreg *reg_get(struct vepoll *ep, int kind, int fd,
 	struct epoll_event ev = { .events = EPOLLIN };
 	struct vreg *r;
 
-	for (r = ep->regs; r; r = r->next)
-		if (!r->stale && r->fd == fd && r->kind == kind) {
+	struct vreg *dead = NULL;
+	bool fresh;
+
+	for (r = ep->regs; r; r = r->next) {
+		if (r->dead)
+			dead = r;
+		else if (!r->stale && r->fd == fd && r->kind == kind) {
 			r->users++;
 			return r;
 		}
-	r = calloc(1, sizeof(*r));
+	}
+	fresh = !dead;
+	r = dead ? dead : calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
+	r->dead = false;
 	r->fd = fd;
 	r->kind = kind;
 	r->w = w;
@@ -114,28 +138,61 @@ static struct vreg *reg_get(struct vepoll *ep, int kind, int fd,
 	ev.data.u64 = (uint64_t)(uintptr_t)r;
 	if (vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		vlog_once(VLOG_WARNING, "an epoll set cannot watch the library's fd: %m (datagrams on rings are found when the set is waited on again)");
-		free(r);
+		r->users = 0;
+		r->dead = true;
+		if (fresh)
+			free(r);
 		return NULL;
 	}
-	r->next = ep->regs;
-	ep->regs = r;
+	if (fresh) {
+		r->next = ep->regs;
+		ep->regs = r;
+	}
 	return r;
 }
 
-static void reg_put(struct vepoll *ep, struct vreg *r)
+static void reg_unlink(struct vepoll *ep, struct vreg *r)
 {
 	struct vreg **pp;
 
-	if (!r || --r->users)
-		return;
-	if (!r->stale)
-		vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_DEL, r->fd, NULL);
 	for (pp = &ep->regs; *pp; pp = &(*pp)->next)
 		if (*pp == r) {
 			*pp = r->next;
 			break;
 		}
 	free(r);
+}
+
+/*
+ * The last user gone, the registration leaves the kernel's set. A thread
+ * may have its event in hand already, not yet looked up: while any thread
+ * is between the kernel's wait and the lookup, the entry stays, dead, so
+ * that the event is still known as ours (reg_get() reuses dead entries).
+ */
+static void reg_put(struct vepoll *ep, struct vreg *r)
+{
+	if (!r || --r->users)
+		return;
+	if (!r->stale)
+		vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_DEL, r->fd, NULL);
+	if (ep->waiting) {
+		r->dead = true;
+		r->w = NULL;
+		r->ring = NULL;
+		return;
+	}
+	reg_unlink(ep, r);
+}
+
+static void sweep_dead(struct vepoll *ep)
+{
+	struct vreg *r, *next;
+
+	for (r = ep->regs; r; r = next) {
+		next = r->next;
+		if (r->dead)
+			reg_unlink(ep, r);
+	}
 }
 
 static struct vreg *reg_find(struct vepoll *ep, uint64_t data)
@@ -181,16 +238,33 @@ static void member_unregs(struct vepoll *ep, struct vmember *m)
 	m->nrings = 0;
 }
 
+/*
+ * m's registrations again, for its events now: the new ones are taken
+ * before the old ones go, so that what both need stays in the kernel's
+ * set (no system call).
+ */
+static void member_reregs(struct vepoll *ep, struct vmember *m)
+{
+	struct vreg *efd = m->efd, *rings[VWAIT_MAX_SRC];
+	int i, n = m->nrings;
+
+	memcpy(rings, m->rings, sizeof(rings[0]) * (size_t)n);
+	m->efd = NULL;
+	m->nrings = 0;
+	member_regs(ep, m);
+	reg_put(ep, efd);
+	for (i = 0; i < n; i++)
+		reg_put(ep, rings[i]);
+}
+
 /* Members whose sockets got rings (or an eventfd) since they joined. */
 static void resync(struct vepoll *ep)
 {
 	struct vmember *m;
 
 	for (m = ep->members; m; m = m->next)
-		if (m->gen != __atomic_load_n(&m->w->gen, __ATOMIC_ACQUIRE)) {
-			member_unregs(ep, m);
-			member_regs(ep, m);
-		}
+		if (m->gen != __atomic_load_n(&m->w->gen, __ATOMIC_ACQUIRE))
+			member_reregs(ep, m);
 }
 
 static void member_unlink(struct vepoll *ep, struct vmember *m)
@@ -247,6 +321,12 @@ static void ep_destroy(struct vfd *f)
 	while ((r = ep->regs)) {
 		ep->regs = r->next;
 		free(r);
+	}
+	while (ep->plain) {
+		struct vplain *pl = ep->plain;
+
+		ep->plain = pl->next;
+		free(pl);
 	}
 	if (ep->own_fd)
 		vfd_close_internal(ep->epfd);
@@ -362,21 +442,37 @@ static int member_add(struct vepoll *ep, int fd, struct vfd *f,
 	return 0;
 }
 
-static void member_mod(struct vepoll *ep, int fd, const struct epoll_event *ev)
+static bool member_ready(const struct vmember *m);
+
+/*
+ * EPOLL_CTL_MOD of a member: the kernel's registration and ours change
+ * under the set's lock together, so that an event the kernel reports for
+ * the new registration is never judged by the old one (a one-shot member
+ * re-armed but still marked fired would lose it). A member left ready by
+ * the change wakes a waiter, as the kernel's re-armed fd does.
+ */
+static int member_mod(struct vepoll *ep, int epfd, int fd,
+		      struct epoll_event *ev)
 {
 	struct vmember *m;
+	int rc, err;
 
 	pthread_mutex_lock(&ep->lock);
+	rc = vmak_sys_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, ev);
+	err = errno;
 	m = member_of(ep, fd);
-	if (m) {
-		member_unregs(ep, m);
+	if (!rc && m) {
 		m->events = ev->events;
 		m->data = ev->data;
 		m->disabled = false;
 		m->last_seq = vwait_seq(m->w) - 1;
-		member_regs(ep, m);
+		member_reregs(ep, m);
+		if (member_ready(m))
+			vwait_kick(m->w);
 	}
 	pthread_mutex_unlock(&ep->lock);
+	errno = err;
+	return rc;
 }
 
 static void member_del(struct vepoll *ep, int fd)
@@ -392,6 +488,92 @@ static void member_del(struct vepoll *ep, int fd)
 		member_free(m);
 }
 
+static bool tagged(struct vepoll *ep, const struct epoll_event *e);
+
+/* A tracked set's record of the program's fds that are not ours. */
+static void plain_ctl(struct vepoll *ep, int op, int fd,
+		      const struct epoll_event *ev)
+{
+	struct vplain *p, **pp;
+
+	pthread_mutex_lock(&ep->lock);
+	for (pp = &ep->plain; (p = *pp); pp = &p->next)
+		if (p->fd == fd)
+			break;
+	if (op == EPOLL_CTL_DEL && p) {
+		*pp = p->next;
+		free(p);
+	} else if (op != EPOLL_CTL_DEL && ev) {
+		if (!p && (p = calloc(1, sizeof(*p)))) {
+			p->fd = fd;
+			p->next = ep->plain;
+			ep->plain = p;
+		}
+		if (p)
+			p->data = ev->data;
+	}
+	pthread_mutex_unlock(&ep->lock);
+}
+
+void vepoll_track(int epfd)
+{
+	struct vepoll *ep = set_for(epfd);
+
+	if (ep) {
+		ep->tracked = true;
+		vfd_put(&ep->hdr);
+	}
+}
+
+bool vepoll_is(struct vfd *f)
+{
+	return f->ops == &vepoll_ops;
+}
+
+unsigned int vepoll_xt(struct vfd *f, struct vma_completion_t *c,
+		       unsigned int max, const struct vepoll_xt_ops *xo)
+{
+	struct vepoll *ep = ep_of(f);
+	struct epoll_event ev[64];
+	struct vmember *m;
+	struct vplain *p;
+	unsigned int n = 0;
+	int rc, i, fd;
+	bool listening;
+
+	/* first the members' datagrams, as completions */
+	pthread_mutex_lock(&ep->lock);
+	resync(ep);
+	for (m = ep->members; m && n < max; m = m->next)
+		if (m->events & EV_IN)
+			n += xo->take(m->f, c + n, max - n);
+	pthread_mutex_unlock(&ep->lock);
+	if (n == max)
+		return n;
+	/* then what the kernel says of the set's fds */
+	rc = vmak_sys_epoll_pwait(ep->epfd, ev,
+				  (int)(max - n < 64 ? max - n : 64), 0, NULL);
+	pthread_mutex_lock(&ep->lock);
+	for (i = 0; i < rc && n < max; i++) {
+		if (tagged(ep, &ev[i]))
+			continue;
+		fd = -1;
+		listening = false;
+		for (m = ep->members; m && fd < 0; m = m->next)
+			if (m->data.u64 == ev[i].data.u64)
+				fd = m->fd;
+		for (p = ep->plain; p && fd < 0; p = p->next)
+			if (p->data.u64 == ev[i].data.u64) {
+				fd = p->fd;
+				listening = p->listening = p->listening ||
+					xo->listening(fd);
+			}
+		n += xo->event(fd, listening, &ev[i], c + n, max - n);
+	}
+	pthread_mutex_unlock(&ep->lock);
+	return n;
+}
+
 int vepoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 {
 	struct vfd *f = vfd_get(fd), *ef;
@@ -401,6 +583,21 @@ int vepoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	if (f && !f->ops->wait) {
 		vfd_put(f);
 		f = NULL;
+	}
+	if (op == EPOLL_CTL_MOD && f && ev) {
+		ef = vfd_get(epfd);
+		if (ef && ef->ops == &vepoll_ops) {
+			rc = member_mod(ep_of(ef), epfd, fd, ev);
+			err = errno;
+			if (!rc && ep_of(ef)->tracked)
+				plain_ctl(ep_of(ef), op, fd, ev);
+			vfd_put(ef);
+			vfd_put(f);
+			errno = err;
+			return rc;
+		}
+		if (ef)
+			vfd_put(ef);
 	}
 	/* the program's registration, with its own data, comes first */
 	rc = vmak_sys_epoll_ctl(epfd, op, fd, ev);
@@ -417,13 +614,13 @@ int vepoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 			vlog_once(VLOG_WARNING, "no memory for an epoll member: datagrams on its rings are found only when it is read");
 		if (ep)
 			vfd_put(&ep->hdr);
-	} else if (op != EPOLL_CTL_ADD) {
+	} else {
 		ef = vfd_get(epfd);
 		if (ef && ef->ops == &vepoll_ops) {
-			if (op == EPOLL_CTL_MOD && ev)
-				member_mod(ep_of(ef), fd, ev);
-			else if (op == EPOLL_CTL_DEL)
+			if (op == EPOLL_CTL_DEL)
 				member_del(ep_of(ef), fd);
+			if (ep_of(ef)->tracked)
+				plain_ctl(ep_of(ef), op, fd, ev);
 		}
 		if (ef)
 			vfd_put(ef);
@@ -443,8 +640,8 @@ static bool tagged(struct vepoll *ep, const struct epoll_event *e)
 
 	if (!r)
 		return false;
-	if (r->stale)
-		return true;	/* the parent's business */
+	if (r->stale || r->dead)
+		return true;	/* the parent's business, or gone */
 	if (r->kind == REG_RING)
 		vdemux_drain_try(r->ring);
 	else
@@ -452,20 +649,29 @@ static bool tagged(struct vepoll *ep, const struct epoll_event *e)
 	return true;
 }
 
-/* The kernel reported a one-shot member's own fd: it is spent. */
-static void spent(struct vepoll *ep, const struct epoll_event *e)
+/*
+ * The kernel reported a member's own fd. A one-shot member fires once,
+ * whichever registration fired: if it fired already (from its queue, in
+ * another thread), this event is the same firing seen twice and is
+ * dropped; else the member is spent now. False: drop it.
+ */
+static bool claim(struct vepoll *ep, const struct epoll_event *e)
 {
 	struct vmember *m;
+	bool keep = true;
 
-	for (m = ep->members; m; m = m->next)
-		if ((m->events & EPOLLONESHOT) && m->data.u64 == e->data.u64) {
-			m->disabled = true;
-			if (e->events & EPOLLIN)
-				__atomic_store_n(&m->w->os_hint, true,
-						 __ATOMIC_RELAXED);
-		} else if (m->data.u64 == e->data.u64 && (e->events & EPOLLIN)) {
+	for (m = ep->members; m; m = m->next) {
+		if (m->data.u64 != e->data.u64)
+			continue;
+		if (e->events & EPOLLIN)
 			__atomic_store_n(&m->w->os_hint, true, __ATOMIC_RELAXED);
-		}
+		if (!(m->events & EPOLLONESHOT))
+			continue;
+		if (m->disabled)
+			keep = false;
+		m->disabled = true;
+	}
+	return keep;
 }
 
 static bool member_ready(const struct vmember *m)
@@ -522,7 +728,7 @@ static bool prepare(struct vepoll *ep)
 
 	resync(ep);
 	for (r = ep->regs; r; r = r->next)
-		if (r->kind == REG_RING && !r->stale)
+		if (r->kind == REG_RING && !r->stale && !r->dead)
 			vdemux_drain_try(r->ring);
 	for (m = ep->members; m && !ready; m = m->next)
 		ready = member_ready(m);
@@ -539,9 +745,23 @@ static bool prepare(struct vepoll *ep)
 	return ready;
 }
 
-/* A thread cancelled in the wait drops the interposer's reference. */
+static void done_waiting(struct vepoll *ep)
+{
+	if (!--ep->waiting)
+		sweep_dead(ep);
+}
+
+/*
+ * A thread cancelled in the wait is done waiting and drops the
+ * interposer's reference.
+ */
 static void wait_cancelled(void *arg)
 {
+	struct vepoll *ep = ep_of(arg);
+
+	pthread_mutex_lock(&ep->lock);
+	done_waiting(ep);
+	pthread_mutex_unlock(&ep->lock);
 	vfd_put(arg);
 }
 
@@ -574,18 +794,21 @@ static int ep_wait(struct vfd *f, struct epoll_event *out, int max,
 	for (;;) {
 		pthread_mutex_lock(&ep->lock);
 		ready = prepare(ep);
+		ep->waiting++;
 		pthread_mutex_unlock(&ep->lock);
 		tmo = ready || (spin_end && vnow_ns() < spin_end) ? 0 :
 		      vdeadline_ms_left(deadline);
 		rc = kernel_wait(f, ep->epfd, out, max, tmo, mask);
-		if (rc < 0)
-			return -1;
 		pthread_mutex_lock(&ep->lock);
 		for (i = n = 0; i < rc; i++) {
-			if (tagged(ep, &out[i]))
+			if (tagged(ep, &out[i]) || !claim(ep, &out[i]))
 				continue;
-			spent(ep, &out[i]);
 			out[n++] = out[i];
+		}
+		done_waiting(ep);
+		if (rc < 0) {
+			pthread_mutex_unlock(&ep->lock);
+			return -1;
 		}
 		n = scan(ep, out, n, max);
 		pthread_mutex_unlock(&ep->lock);
@@ -636,6 +859,7 @@ void vepoll_atfork_child(void)
 	vfd_pool_atfork_child(&pool);
 	for (ep = sets; ep; ep = ep->next) {
 		pthread_mutex_init(&ep->lock, NULL);
+		ep->waiting = 0;	/* those threads are not here */
 		for (r = ep->regs; r; r = r->next) {
 			r->stale = true;
 			r->users = 1 << 30;	/* never freed: tags stay known */

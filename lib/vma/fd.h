@@ -59,6 +59,8 @@ struct vfd_ops {
 		       socklen_t len);
 	int (*setsockopt)(struct vfd *f, int fd, int level, int name,
 			  const void *val, socklen_t len);
+	int (*getsockopt)(struct vfd *f, int fd, int level, int name,
+			  void *val, socklen_t *len);
 	int (*fcntl)(struct vfd *f, int fd, int cmd, long arg);
 	int (*ioctl)(struct vfd *f, int fd, unsigned long req, long arg);
 	ssize_t (*recvmsg)(struct vfd *f, int fd, struct msghdr *msg,
@@ -159,6 +161,17 @@ struct vfd *vfd_closing(int fd) VMAK_HIDDEN;
 void vfd_closed(int fd, struct vfd *f, int rc) VMAK_HIDDEN;
 /* A number the kernel just handed out (open(), pipe()...) has no past. */
 void vfd_fresh(int fd) VMAK_HIDDEN;
+/*
+ * The same, for a signal handler that interrupted the library: no lock is
+ * taken, and the object hears of it from vfd_late_drain(), which the next
+ * entry into the library calls while vfd_late is set.
+ */
+void vfd_forget_nolock(int fd) VMAK_HIDDEN;
+extern int vfd_late VMAK_HIDDEN;
+/* Without a lock: the next internal fd (or -1), object fd (or ~0U) in range */
+int vfd_next_internal(unsigned int from, unsigned int hi) VMAK_HIDDEN;
+unsigned int vfd_next_stale(unsigned int from, unsigned int hi) VMAK_HIDDEN;
+void vfd_late_drain(void) VMAK_HIDDEN;
 /* Every slot holding f is emptied (f stops being ours: a plain socket). */
 void vfd_clear_all_of(struct vfd *f) VMAK_HIDDEN;
 /* newfd is now a copy of oldfd: it gets oldfd's object, if any. */
@@ -184,6 +197,13 @@ bool vfd_keep_copy(struct vfd *f, int fd, int *fdp, bool *own, int others)
 /* fn on every slot of a kind (the table's lock held: no table calls). */
 void vfd_for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
 	VMAK_HIDDEN;
+
+/*
+ * The same in the child of fork(), which is one thread: without the lock,
+ * so that fn may call the table.
+ */
+void vfd_for_each_in_child(const struct vfd_ops *ops,
+			   void (*fn)(int fd, struct vfd *f)) VMAK_HIDDEN;
 
 /*
  * The library's own fds: moved to the top half of the soft RLIMIT_NOFILE,

@@ -159,12 +159,13 @@ static uintptr_t swap_locked(int fd, uintptr_t v)
 
 	if (!s)
 		return 0;
-	old = *s;
-	__atomic_store_n(s, v, __ATOMIC_RELEASE);
-	if (is_obj(old))
-		((struct vfd *)old)->nfds--;
+	/* an exchange: vfd_forget_nolock() may empty the slot meanwhile */
 	if (is_obj(v))
-		((struct vfd *)v)->nfds++;
+		__atomic_add_fetch(&((struct vfd *)v)->nfds, 1, __ATOMIC_ACQ_REL);
+	old = __atomic_exchange_n(s, v, __ATOMIC_ACQ_REL);
+	if (is_obj(old))
+		__atomic_sub_fetch(&((struct vfd *)old)->nfds, 1,
+				   __ATOMIC_ACQ_REL);
 	return old;
 }
 
@@ -182,6 +183,107 @@ static void dropped(uintptr_t old, int fd)
 	if (f->ops->closed)
 		f->ops->closed(f, fd);
 	vfd_put(f);
+}
+
+/*
+ * Slots emptied by a signal handler that interrupted the library, where no
+ * lock may be taken: the slot is cleared by an exchange, and telling the
+ * object waits here for the next call that enters the library with no
+ * lock held (vfd_late_drain()). Full, the object keeps the reference and
+ * is never destroyed: a leak, not a fault.
+ */
+#define LATE_MAX	64
+enum { LATE_FREE, LATE_FILLING, LATE_READY };
+static struct late {
+	int state;
+	int fd;
+	uintptr_t obj;
+} late[LATE_MAX];
+int vfd_late VMAK_HIDDEN;
+
+void vfd_forget_nolock(int fd)
+{
+	uintptr_t *s = slot(fd, false), old;
+	int i, st;
+
+	if (!vfd_any() || !s || !__atomic_load_n(s, __ATOMIC_ACQUIRE))
+		return;
+	old = __atomic_exchange_n(s, 0, __ATOMIC_ACQ_REL);
+	if (!is_obj(old))
+		return;
+	__atomic_sub_fetch(&((struct vfd *)old)->nfds, 1, __ATOMIC_ACQ_REL);
+	for (i = 0; i < LATE_MAX; i++) {
+		st = LATE_FREE;
+		if (!__atomic_compare_exchange_n(&late[i].state, &st,
+						 LATE_FILLING, false,
+						 __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		late[i].fd = fd;
+		late[i].obj = old;
+		__atomic_store_n(&late[i].state, LATE_READY, __ATOMIC_RELEASE);
+		__atomic_store_n(&vfd_late, 1, __ATOMIC_RELEASE);
+		return;
+	}
+}
+
+/* The first fd in [from, hi] whose slot is as wanted, skipping empty pages. */
+static unsigned int next_where(unsigned int from, unsigned int hi,
+			       bool internal)
+{
+	unsigned int fd, p;
+	uintptr_t *pg, v;
+
+	for (fd = from; fd <= hi && fd < MAX_PAGES * PAGE_SLOTS;) {
+		p = fd / PAGE_SLOTS;
+		pg = __atomic_load_n(&pages[p], __ATOMIC_ACQUIRE);
+		if (!pg) {
+			fd = (p + 1) * PAGE_SLOTS;
+			continue;
+		}
+		v = __atomic_load_n(&pg[fd % PAGE_SLOTS], __ATOMIC_ACQUIRE);
+		if (internal ? v == INTERNAL : is_obj(v))
+			return fd;
+		if (fd == hi)
+			break;
+		fd++;
+	}
+	return ~0U;
+}
+
+int vfd_next_internal(unsigned int from, unsigned int hi)
+{
+	unsigned int fd = next_where(from, hi, true);
+
+	return fd == ~0U ? -1 : (int)fd;
+}
+
+unsigned int vfd_next_stale(unsigned int from, unsigned int hi)
+{
+	return next_where(from, hi, false);
+}
+
+void vfd_late_drain(void)
+{
+	int i, st;
+
+	__atomic_store_n(&vfd_late, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < LATE_MAX; i++) {
+		st = LATE_READY;
+		if (__atomic_load_n(&late[i].state, __ATOMIC_ACQUIRE) != st)
+			continue;
+		{
+			uintptr_t obj = late[i].obj;
+			int fd = late[i].fd;
+
+			if (!__atomic_compare_exchange_n(&late[i].state, &st,
+							 LATE_FREE, false,
+							 __ATOMIC_ACQ_REL,
+							 __ATOMIC_RELAXED))
+				continue;
+			dropped(obj, fd);
+		}
+	}
 }
 
 void vfd_install(int fd, struct vfd *f)
@@ -239,10 +341,10 @@ void vfd_clear_all_of(struct vfd *f)
 	pthread_mutex_lock(&tab_lock);
 	for (p = 0; p < MAX_PAGES && f->nfds; p++)
 		for (i = 0; pages[p] && i < PAGE_SLOTS; i++)
-			if (pages[p][i] == (uintptr_t)f) {
-				swap_locked((int)(p * PAGE_SLOTS + i), 0);
-				n++;
-			}
+			if (pages[p][i] == (uintptr_t)f &&
+			    swap_locked((int)(p * PAGE_SLOTS + i), 0) ==
+			    (uintptr_t)f)
+				n++;	/* not emptied by a handler meanwhile */
 	pthread_mutex_unlock(&tab_lock);
 	/* the slots' references; the caller holds its own */
 	while (n--)
@@ -264,19 +366,30 @@ void vfd_dup(int oldfd, int newfd)
 	dropped(old, newfd);
 }
 
-void vfd_for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
+static void for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
 {
 	unsigned int p, i;
 	uintptr_t v;
 
-	pthread_mutex_lock(&tab_lock);
 	for (p = 0; p < MAX_PAGES; p++)
 		for (i = 0; pages[p] && i < PAGE_SLOTS; i++) {
 			v = pages[p][i];
 			if (is_obj(v) && ((struct vfd *)v)->ops == ops)
 				fn((int)(p * PAGE_SLOTS + i), (struct vfd *)v);
 		}
+}
+
+void vfd_for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
+{
+	pthread_mutex_lock(&tab_lock);
+	for_each(ops, fn);
 	pthread_mutex_unlock(&tab_lock);
+}
+
+void vfd_for_each_in_child(const struct vfd_ops *ops,
+			   void (*fn)(int fd, struct vfd *f))
+{
+	for_each(ops, fn);
 }
 
 int vfd_scan(unsigned int lo, unsigned int hi, bool internal, int *fds,

@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,6 +25,8 @@
 #include "fd.h"
 #include "sig.h"
 #include "rings.h"
+#include "hold.h"
+#include "api.h"
 #include "stats.h"
 #include "udp.h"
 #include "iomux.h"
@@ -32,6 +35,14 @@
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static bool usable;
 static pid_t pid;
+
+/* Threads with a rule of their own (thread_offload()); a short list. */
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vthread {
+	pthread_t tid;
+	bool offload;
+} *threads;
+static int nthreads, cthreads;
 
 static void atfork_prepare(void)
 {
@@ -62,6 +73,9 @@ static void atfork_child(void)
 	vepoll_atfork_child();
 	vudp_atfork_child();
 	vrs_atfork_child();
+	vhold_atfork_child();
+	vxt_atfork_child();
+	pthread_mutex_init(&threads_lock, NULL);
 	pid = (pid_t)syscall(SYS_getpid);
 	__atomic_store_n(&vfd_shared, 1, __ATOMIC_RELAXED);
 }
@@ -95,4 +109,48 @@ bool vproc_init(void)
 bool vproc_vforked(void)
 {
 	return pid && (pid_t)syscall(SYS_getpid) != pid;
+}
+
+int vproc_thread_offload(int offload, pthread_t tid)
+{
+	struct vthread *t;
+	int i, err = 0;
+
+	pthread_mutex_lock(&threads_lock);
+	for (i = 0; i < nthreads; i++)
+		if (pthread_equal(threads[i].tid, tid))
+			break;
+	if (i == nthreads) {
+		if (nthreads == cthreads) {
+			t = realloc(threads, sizeof(*t) * (size_t)(cthreads ? cthreads * 2 : 8));
+			if (!t) {
+				err = -ENOMEM;
+				goto out;
+			}
+			threads = t;
+			cthreads = cthreads ? cthreads * 2 : 8;
+		}
+		threads[nthreads++].tid = tid;
+	}
+	threads[i].offload = offload != 0;
+out:
+	pthread_mutex_unlock(&threads_lock);
+	return err;
+}
+
+bool vproc_offload_here(void)
+{
+	pthread_t me;
+	bool yes = true;
+	int i;
+
+	if (!__atomic_load_n(&nthreads, __ATOMIC_RELAXED))
+		return true;
+	me = pthread_self();
+	pthread_mutex_lock(&threads_lock);
+	for (i = 0; i < nthreads; i++)
+		if (pthread_equal(threads[i].tid, me))
+			yes = threads[i].offload;
+	pthread_mutex_unlock(&threads_lock);
+	return yes;
 }

@@ -24,6 +24,7 @@
 #include "sys.h"
 #include "addr.h"
 #include "sig.h"
+#include "hold.h"
 #include "udp.h"
 
 /* Flags the ring path implements; anything else goes to the kernel. */
@@ -36,32 +37,15 @@ struct frame {
 	bool v6;
 };
 
-/*
- * Only the module writes descriptors, but a bad one must not make us
- * read outside its chunk: false for one whose offsets do not fit.
- */
-static bool frame_parse(const struct vdgram *d, struct frame *f)
+/* The frame's parts (demux.c checked its offsets when it queued it). */
+static void frame_parse(const struct vdgram *d, struct frame *f)
 {
-	uint32_t chunk = vrs_chunk_size(), avail, ulen, l4;
-	const uint8_t *base = vrs_chunk(d->addr & ~(uint64_t)(chunk - 1));
-	const struct udphdr *uh;
+	const uint8_t *base = vrs_chunk(d->addr);
 
-	base += d->addr & (chunk - 1);
-	l4 = (uint32_t)d->payload_off - (uint32_t)sizeof(*uh);
-	if (d->len > chunk || d->payload_off > d->len ||
-	    d->payload_off < sizeof(*uh) || d->l3_off + 40u > l4 + sizeof(*uh) ||
-	    (d->addr & (chunk - 1)) + d->len > chunk)
-		return false;
 	f->l3 = base + d->l3_off;
 	f->payload = base + d->payload_off;
 	f->v6 = d->flags & VMAK_RX_IPV6;
-	avail = d->len - d->payload_off;
-	uh = (const struct udphdr *)(f->payload - sizeof(*uh));
-	ulen = ntohs(uh->len);
-	/* the UDP length, not the frame's: short frames carry padding */
-	f->plen = ulen >= sizeof(*uh) && ulen - sizeof(*uh) <= avail ?
-		  ulen - (uint32_t)sizeof(*uh) : avail;
-	return true;
+	f->plen = d->plen;
 }
 
 static void put_name(struct vudp *u, struct vatt *a, const struct frame *f,
@@ -207,11 +191,49 @@ static size_t copy_out(const struct msghdr *msg, const uint8_t *p, size_t len)
 	return done;
 }
 
+/* A zero-copy receive in progress (vma_api_t.recvfrom_zcopy()). */
+struct zc {
+	void *buf;
+	size_t len;
+	int *flags;
+};
+
 /*
- * One datagram from u's queues into msg (u->lock read-held). Returns its
- * length (as recvmsg would) or -1 if the queues are empty.
+ * Hand d's chunk to the application instead of copying it: the
+ * vma_packets_t layout in z->buf (its room checked before), one packet
+ * of one piece. Returns the payload length (0 when the piece did not
+ * fit: MSG_TRUNC, as libvma). The chunk is the application's until
+ * free_packets().
  */
-static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags)
+static ssize_t zc_take(struct vudp *u, struct vringset *r,
+		       const struct vdgram *d, const struct frame *f,
+		       const struct zc *z)
+{
+	struct vma_packets_t *pk = z->buf;
+	struct vbuf *v = vhold_take(r, d->addr, (void *)f->payload, f->plen, u);
+	size_t room = z->len - sizeof(*pk) - sizeof(pk->pkts[0]);
+
+	pk->n_packet_num = 1;
+	pk->pkts[0].packet_id = v;
+	if (room < sizeof(struct iovec)) {
+		pk->pkts[0].sz_iov = 0;
+		*z->flags |= MSG_VMA_ZCOPY | MSG_TRUNC;
+		return 0;
+	}
+	pk->pkts[0].sz_iov = 1;
+	pk->pkts[0].iov[0].iov_base = (void *)f->payload;
+	pk->pkts[0].iov[0].iov_len = f->plen;
+	*z->flags |= MSG_VMA_ZCOPY;
+	return f->plen;
+}
+
+/*
+ * One datagram from u's queues into msg (u->lock read-held), or, with z,
+ * handed over without a copy. Returns its length (as recvmsg would) or
+ * -1 if the queues are empty.
+ */
+static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags,
+			 const struct zc *z)
 {
 	uint32_t start = u->rx.next_att, i;
 	struct vdgram *d;
@@ -229,26 +251,33 @@ static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags)
 		if (!a->qlen)
 			vdemux_drain_locked(r);
 		d = vatt_q_peek(a);
-		if (d && !frame_parse(d, &f)) {
-			vdemux_consume_locked(a);	/* not a frame: skip it */
-			vwait_take(&u->w, 1);
-			d = NULL;
-		}
 		if (!d) {
 			pthread_mutex_unlock(&r->lock);
+			vdemux_callbacks(r);
 			continue;
 		}
+		frame_parse(d, &f);
 		msg->msg_flags = 0;
+		put_name(u, a, &f, msg);
+		if (z) {
+			copied = (size_t)zc_take(u, r, d, &f, z);
+			u->rx.last_ring = true;
+			vatt_q_pop(a);		/* the chunk is held, not recycled */
+			vwait_take(&u->w, 1, f.plen);
+			u->st->rx_ring++;
+			u->rx.next_att = start + i + 1;
+			pthread_mutex_unlock(&r->lock);
+			return (ssize_t)copied;
+		}
 		copied = copy_out(msg, f.payload, f.plen);
 		if (copied < f.plen)
 			msg->msg_flags |= MSG_TRUNC;
-		put_name(u, a, &f, msg);
 		put_control(u, a, d, &f, msg);
 		if (!(flags & MSG_PEEK)) {
 			u->rx.last_ring = true;
 			u->rx.last_ts = d->ts;
 			vdemux_consume_locked(a);
-			vwait_take(&u->w, 1);
+			vwait_take(&u->w, 1, f.plen);
 			u->st->rx_ring++;
 			/* the next receive starts at the next attachment;
 			 * a peek leaves it where it is (the same one next)
@@ -431,7 +460,23 @@ static ssize_t os_recv(struct vudp *u, struct msghdr *msg, int flags)
 	return r;
 }
 
-static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags)
+/*
+ * A zero-copy receive that meets the kernel socket: a copy, the flag
+ * cleared; with MSG_VMA_ZCOPY_FORCE nothing is read (EIO), as libvma.
+ */
+static ssize_t zc_os(struct vudp *u, struct msghdr *msg, int flags,
+		     const struct zc *z)
+{
+	if (*z->flags & MSG_VMA_ZCOPY_FORCE) {
+		errno = EIO;
+		return -1;
+	}
+	*z->flags &= ~MSG_VMA_ZCOPY;
+	return os_recv(u, msg, flags);
+}
+
+static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
+			const struct zc *z)
 {
 	int64_t spins = 0, deadline = -1;
 	bool shut = false, nb, spin, looked = false;
@@ -445,15 +490,15 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags)
 	/* for good on the kernel socket, nothing left queued: its call */
 	if (u->os_only && !__atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
 	    !vwait_ready(&u->w))
-		return os_recv(u, msg, flags);
+		return z ? zc_os(u, msg, flags, z) : os_recv(u, msg, flags);
 	if (!u->tried && !u->os_only)
 		vudp_offload(u);	/* bound behind our back */
 	nb = (flags & MSG_DONTWAIT) || vudp_nonblock(u);
 	for (;;) {
 		r = -1;
-		if (!u->rx.peeked_os && ring_maybe(u)) {
+		if (!u->rx.peeked_os && !vconf.socketxtreme && ring_maybe(u)) {
 			pthread_rwlock_rdlock(&u->lock);
-			r = u->natt ? ring_take(u, msg, flags) : -1;
+			r = u->natt ? ring_take(u, msg, flags, z) : -1;
 			pthread_rwlock_unlock(&u->lock);
 		}
 		if (r >= 0)
@@ -461,7 +506,8 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags)
 		spin = !nb && (vconf.rx_poll < 0 || spins < vconf.rx_poll);
 		if ((nb || spin || looked || u->rx.peeked_os) &&
 		    os_turn(u, spin || (nb && vconf.rx_poll))) {
-			r = os_recv(u, msg, flags | MSG_DONTWAIT);
+			r = z ? zc_os(u, msg, flags | MSG_DONTWAIT, z) :
+				os_recv(u, msg, flags | MSG_DONTWAIT);
 			if (r >= 0)
 				return r;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
@@ -495,7 +541,30 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags)
 ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)
 {
 	(void)fd;
-	return recv_msg(vudp_of(f), msg, flags);
+	return recv_msg(vudp_of(f), msg, flags, NULL);
+}
+
+int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
+		    struct sockaddr *from, socklen_t *fromlen)
+{
+	struct iovec iov = { buf, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_name = from,
+			      .msg_namelen = from && fromlen ? *fromlen : 0 };
+	struct zc z = { buf, len, flags };
+	int in = *flags & ~(MSG_VMA_ZCOPY | MSG_VMA_ZCOPY_FORCE);
+	ssize_t r;
+
+	/* room for the header and one packet, or nothing is taken */
+	if (!buf || len < sizeof(struct vma_packets_t) + sizeof(struct vma_packet_t)) {
+		errno = ENOBUFS;
+		return -1;
+	}
+	*flags &= ~MSG_VMA_ZCOPY;
+	r = recv_msg(u, &msg, in & ~MSG_PEEK, &z);
+	if (r >= 0 && from && fromlen)
+		*fromlen = msg.msg_namelen;
+	return (int)r;
 }
 
 int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
@@ -516,8 +585,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 	if (u->os_only && !__atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
 	    !vwait_ready(&u->w))
 		return vmak_sys_recvmmsg(u->fd, v, n, flags, timeout);
-	if (n > UIO_MAXIOV)
-		n = UIO_MAXIOV;
+	/* no UIO_MAXIOV cap: the kernel caps sendmmsg(), not recvmmsg() */
 	/* an error the last batch could not report is this call's */
 	if (u->rx.pending_err) {
 		errno = __atomic_exchange_n(&u->rx.pending_err, 0, __ATOMIC_RELAXED);
@@ -525,7 +593,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 	}
 	deadline = vdeadline_ts(timeout);
 	for (i = 0; i < n; i++) {
-		r = recv_msg(u, &v[i].msg_hdr, fl);
+		r = recv_msg(u, &v[i].msg_hdr, fl, NULL);
 		if (r < 0) {
 			if (!i)
 				return -1;
@@ -552,7 +620,6 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 
 int vudp_fionread(struct vudp *u, int *out)
 {
-	struct frame f;
 	struct vdgram *d;
 	struct vatt *a;
 	int i, found = 0;
@@ -566,8 +633,8 @@ int vudp_fionread(struct vudp *u, int *out)
 		if (!a->qlen)
 			vdemux_drain_locked(a->ring);
 		d = vatt_q_peek(a);
-		if (d && frame_parse(d, &f)) {
-			*out = (int)f.plen;
+		if (d) {
+			*out = (int)d->plen;
 			found = 1;
 		}
 		pthread_mutex_unlock(&a->ring->lock);
@@ -584,4 +651,55 @@ int vudp_last_stamp(struct vudp *u, uint64_t *ns)
 		return -ENOENT;
 	*ns = u->rx.last_ts;
 	return 0;
+}
+
+void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
+		  struct vma_completion_t *c)
+{
+	struct frame f;
+	struct vbuf *v;
+	const struct udphdr *uh;
+
+	frame_parse(d, &f);
+	uh = (const struct udphdr *)(f.payload - sizeof(*uh));
+	v = vhold_take(r, d->addr, (void *)f.payload, f.plen, u);
+	memset(c, 0, sizeof(*c));
+	c->packet.num_bufs = 1;
+	c->packet.total_len = (uint16_t)f.plen;
+	c->packet.buff_lst = &v->b;
+	c->events = VMA_SOCKETXTREME_PACKET;
+	c->user_data = __atomic_load_n(&u->user_data, __ATOMIC_RELAXED);
+	c->src.sin_port = uh->source;
+	if (f.v6) {
+		c->src.sin_family = AF_INET6;	/* sockaddr_in has no room */
+	} else {
+		c->src.sin_family = AF_INET;
+		memcpy(&c->src.sin_addr, f.l3 + 12, 4);
+	}
+	vwait_take(&u->w, 1, f.plen);
+	u->st->rx_ring++;
+}
+
+unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
+			  unsigned int max)
+{
+	unsigned int n = 0;
+	struct vatt *a;
+	struct vdgram *d;
+	int i;
+
+	pthread_rwlock_rdlock(&u->lock);
+	for (i = 0; i < u->natt && n < max; i++) {
+		a = u->att[i];
+		pthread_mutex_lock(&a->ring->lock);
+		vdemux_drain_locked(a->ring);
+		while (n < max && (d = vatt_q_peek(a))) {
+			vudp_xt_fill(u, a->ring, d, &c[n++]);
+			vatt_q_pop(a);
+		}
+		pthread_mutex_unlock(&a->ring->lock);
+		vdemux_callbacks(a->ring);
+	}
+	pthread_rwlock_unlock(&u->lock);
+	return n;
 }

@@ -30,6 +30,7 @@
 #include "fd.h"
 #include "addr.h"
 #include "rings.h"
+#include "hold.h"
 
 #define VRS_TX		256	/* TX and COMPLETION entries */
 #define VRS_TX_CHUNKS	64	/* chunks a ring set keeps for TX frames */
@@ -148,6 +149,12 @@ static int umem_setup(void)
 		return -ENOMEM;
 	}
 	pool_reset();
+	if (vhold_init(umem.nchunks)) {
+		free(umem.pool);
+		munmap(umem.base, len);
+		umem.base = NULL;
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -289,6 +296,18 @@ struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
 		r->refs++;
 	pthread_mutex_unlock(&rings_lock);
 	return r;
+}
+
+struct vringset *vrs_by_fd(int fd)
+{
+	struct vringset *r;
+
+	pthread_mutex_lock(&rings_lock);
+	for (r = rings; r; r = r->next)
+		if (vrs_fd(r) == fd)
+			break;
+	pthread_mutex_unlock(&rings_lock);
+	return r;	/* ring sets live as long as the process */
 }
 
 void vrs_put(struct vringset *r)

@@ -17,6 +17,15 @@
 
 struct vatt;
 
+struct vdgram {			/* a datagram a ring holds for a socket */
+	uint64_t addr;		/* UMEM address of the frame */
+	uint32_t len;		/* frame length */
+	uint16_t l3_off, payload_off;
+	uint16_t flags;		/* VMAK_RX_* */
+	uint16_t plen;		/* UDP payload bytes */
+	uint64_t ts;		/* ns, CLOCK_REALTIME, 0 if none */
+};
+
 struct vringset {
 	/* RX, FILL and the queues of every attachment on it (demux.c) */
 	pthread_mutex_t lock;
@@ -29,6 +38,13 @@ struct vringset {
 	struct vatt **tab;
 	uint32_t tab_size, tab_used;
 	uint64_t drops;		/* descriptors for no attachment */
+	/* drained for a socket with a receive callback, not yet run */
+	struct vpend {
+		uint32_t cookie;
+		struct vdgram d;
+	} *pend;
+	uint32_t pend_head, pend_len, pend_cap;
+	bool pend_running;
 	/* send.c: TX and COMPLETION, under txlock */
 	pthread_mutex_t txlock;
 	uint64_t *txfree;	/* chunks free for TX frames */
@@ -47,6 +63,8 @@ struct vringset {
 struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
 	VMAK_HIDDEN;
 void vrs_put(struct vringset *r) VMAK_HIDDEN;
+/* The ring set whose fd this is (a ring fd handed out), or NULL. */
+struct vringset *vrs_by_fd(int fd) VMAK_HIDDEN;
 
 static inline int vrs_fd(const struct vringset *r)
 {

@@ -409,3 +409,24 @@ int vudp_tx_kick(struct vudp *u)
 	pthread_rwlock_unlock(&u->lock);
 	return err;
 }
+
+int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
+{
+	struct sockaddr_in6 dst;
+	struct vhdr *h = NULL;
+	bool connected;
+	int fd = -ENODATA;
+
+	if (!vaddr_mapped(to, len, &dst) || !dst.sin6_port)
+		return -EINVAL;
+	pthread_mutex_lock(&u->tx.txlock);
+	pthread_rwlock_rdlock(&u->lock);
+	connected = !memcmp(&dst, &u->peer, sizeof(dst));
+	if (u->natt)
+		h = header_for(u, &dst, connected);
+	if (h)
+		fd = vrs_fd(h->ring);
+	pthread_rwlock_unlock(&u->lock);
+	pthread_mutex_unlock(&u->tx.txlock);
+	return fd;
+}

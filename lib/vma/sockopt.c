@@ -223,6 +223,19 @@ static void opt_tx_kernel(struct vudp *u, unsigned int bit, bool on)
 	__atomic_store_n(&u->opt.tx_kernel, m != 0, __ATOMIC_RELAXED);
 }
 
+/* One WARNING per option that keeps a socket on the kernel socket. */
+static void warn_once(const struct opt *o, const char *why)
+{
+	static uint64_t done[(NOPTS + 63) / 64];
+	unsigned int i = (unsigned int)(o - opts);
+
+	if (__atomic_fetch_or(&done[i / 64], 1ULL << (i % 64), __ATOMIC_RELAXED) &
+	    (1ULL << (i % 64)))
+		return;
+	vlog(VLOG_WARNING, "a UDP socket stays on the kernel socket for good: %s (later sockets with it are not logged)",
+	     why);
+}
+
 /* The socket took the option: what follows for the rings. */
 static void opt_taken(struct vudp *u, const struct opt *o, const void *val,
 		      socklen_t len)
@@ -267,8 +280,7 @@ static void opt_taken(struct vudp *u, const struct opt *o, const void *val,
 		snprintf(why, sizeof(why), "%s, which the rings do not give",
 			 o->what);
 		vudp_to_os(u, why);
-		vlog_once(VLOG_WARNING, "a UDP socket stays on the kernel socket for good: %s (later such sockets are not logged)",
-			  why);
+		warn_once(o, why);
 		break;
 	case OPT_TX_MIRROR:
 		vudp_tx_option(u, o->level, o->name, v);
@@ -289,6 +301,76 @@ static void opt_taken(struct vudp *u, const struct opt *o, const void *val,
 	}
 }
 
+/*
+ * libvma's socket options, as libvma takes them: SO_VMA_USER_DATA (a
+ * pointer-sized value, reported in socketXtreme completions),
+ * SO_VMA_FLOW_TAG (a non-zero 32-bit tag: vmak's rules carry a cookie of
+ * their own, which getsockopt() shows until a tag is set), SO_VMA_SHUTDOWN_RX
+ * (no more receiving through rings: the kernel socket receives it all),
+ * SO_VMA_RING_ALLOC_LOGIC (udp.c). Others (SO_VMA_RING_USER_MEMORY): the
+ * kernel's answer, ENOPROTOOPT.
+ */
+static int vma_option(struct vudp *u, int name, const void *val, socklen_t len)
+{
+	switch (name) {
+	case SO_VMA_USER_DATA:
+		if (!val || len != sizeof(uint64_t))
+			return -EINVAL;
+		__atomic_store_n(&u->user_data, *(const uint64_t *)val,
+				 __ATOMIC_RELAXED);
+		return 0;
+	case SO_VMA_FLOW_TAG:
+		if (!val || len != sizeof(uint32_t) || !*(const uint32_t *)val)
+			return -EINVAL;
+		u->flow_tag = *(const uint32_t *)val;
+		return 0;
+	case SO_VMA_SHUTDOWN_RX:
+		u->shutdown_rx = true;
+		vudp_to_os(u, "SO_VMA_SHUTDOWN_RX");
+		return 0;
+	case SO_VMA_RING_ALLOC_LOGIC:
+		return vudp_ring_logic(u, val, len);
+	default:
+		return -ENOPROTOOPT;
+	}
+}
+
+int vudp_getsockopt(struct vfd *f, int fd, int level, int name, void *val,
+		    socklen_t *len)
+{
+	struct vudp *u = vudp_of(f);
+	uint64_t v64;
+	uint32_t v32;
+
+	if (level != SOL_SOCKET ||
+	    (name != SO_VMA_USER_DATA && name != SO_VMA_FLOW_TAG))
+		return vmak_sys_getsockopt(fd, level, name, val, len);
+	if (!val || !len) {
+		errno = EFAULT;
+		return -1;
+	}
+	if (name == SO_VMA_USER_DATA) {
+		if (*len < sizeof(v64)) {
+			errno = EINVAL;
+			return -1;
+		}
+		v64 = __atomic_load_n(&u->user_data, __ATOMIC_RELAXED);
+		memcpy(val, &v64, sizeof(v64));
+		*len = sizeof(v64);
+		return 0;
+	}
+	if (*len < sizeof(v32)) {
+		errno = EINVAL;
+		return -1;
+	}
+	pthread_rwlock_rdlock(&u->lock);
+	v32 = u->flow_tag ? u->flow_tag : u->natt ? u->att[0]->cookie : 0;
+	pthread_rwlock_unlock(&u->lock);
+	memcpy(val, &v32, sizeof(v32));
+	*len = sizeof(v32);
+	return 0;
+}
+
 int vudp_setsockopt(struct vfd *f, int fd, int level, int name,
 		    const void *val, socklen_t len)
 {
@@ -297,8 +379,9 @@ int vudp_setsockopt(struct vfd *f, int fd, int level, int name,
 	int rc, err;
 
 	/* libvma's own options: the kernel does not know them */
-	if (level == SOL_SOCKET && name == SO_VMA_RING_ALLOC_LOGIC) {
-		err = vudp_ring_logic(u, val, len);
+	if (level == SOL_SOCKET && name >= SO_VMA_GET_API &&
+	    name <= SO_VMA_SHUTDOWN_RX && name != SO_VMA_GET_API) {
+		err = vma_option(u, name, val, len);
 		if (err) {
 			errno = -err;
 			return -1;

@@ -185,6 +185,7 @@ static int attach(struct vudp *u, int ifindex, const struct sockaddr *group,
 	}
 	a->ring = r;
 	a->w = &u->w;
+	a->cb = &u->rxcb;
 	a->drops = &u->st->rx_drops;
 	a->cookie = __atomic_fetch_add(&next_cookie, 1, __ATOMIC_RELAXED);
 	err = vdemux_add(a);
@@ -200,8 +201,10 @@ static int attach(struct vudp *u, int ifindex, const struct sockaddr *group,
 		return err;
 	}
 	if (group) {
+		const uint8_t *ga = vaddr_bytes(group, &alen);
+
 		a->group = true;
-		memcpy(a->group_addr, vaddr_bytes(group, &alen), (size_t)alen);
+		memcpy(a->group_addr, ga, (size_t)alen);
 	}
 	u->att[u->natt++] = a;
 	sync_locked(u);
@@ -502,3 +505,26 @@ void vudp_settle(struct vudp *u)
 	vfd_clear_all_of(&u->hdr);
 }
 
+
+int vudp_ring_fds(struct vudp *u, int *fds, int max)
+{
+	int i, j, n = 0;
+
+	pthread_rwlock_rdlock(&u->lock);
+	for (i = 0; i < u->natt; i++) {
+		int fd = vrs_fd(u->att[i]->ring);
+
+		if (u->att[i]->retired)
+			continue;
+		for (j = 0; j < i; j++)
+			if (!u->att[j]->retired && vrs_fd(u->att[j]->ring) == fd)
+				break;
+		if (j < i)
+			continue;	/* a group and the unicast on one ring */
+		if (fds && n < max)
+			fds[n] = fd;
+		n++;
+	}
+	pthread_rwlock_unlock(&u->lock);
+	return n;
+}

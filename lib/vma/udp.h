@@ -114,6 +114,11 @@ struct vudp {
 	struct vudp_opt opt;
 	struct vudp_rx rx;
 	struct vudp_tx tx;
+	/* api.c: the extra API's per-socket state */
+	struct vrxcb rxcb;	/* receive callback (demux.c reads it) */
+	uint64_t user_data;	/* SO_VMA_USER_DATA; the fd until set */
+	uint32_t flow_tag;	/* SO_VMA_FLOW_TAG */
+	bool shutdown_rx;	/* SO_VMA_SHUTDOWN_RX */
 
 	struct vmak_sockstat_counters *st;	/* slot->c, or own_st */
 	struct vmak_sockstat_counters own_st;
@@ -139,6 +144,11 @@ void vudp_group(struct vudp *u, bool join, const struct sockaddr *group,
 /* setsockopt(SO_VMA_RING_ALLOC_LOGIC): 0 or -errno. */
 int vudp_ring_logic(struct vudp *u, const void *val, socklen_t len)
 	VMAK_HIDDEN;
+/*
+ * The fds of the ring sets u receives from (into fds, up to max; NULL:
+ * count only); returns how many there are.
+ */
+int vudp_ring_fds(struct vudp *u, int *fds, int max) VMAK_HIDDEN;
 /* Every rule gone, what they queued with them (the last fd closed). */
 void vudp_detach_all(struct vudp *u) VMAK_HIDDEN;
 /* An option the rings cannot honour: back to the kernel socket for good. */
@@ -162,6 +172,22 @@ ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)
 int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		  int flags, struct timespec *t) VMAK_HIDDEN;
 int vudp_fionread(struct vudp *u, int *out) VMAK_HIDDEN;
+/*
+ * vma_api_t.recvfrom_zcopy(): one datagram from a ring as a struct
+ * vma_packets_t in buf (MSG_VMA_ZCOPY set in *flags), or a copy from the
+ * kernel socket (the flag cleared; EIO with MSG_VMA_ZCOPY_FORCE).
+ */
+int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
+		    struct sockaddr *from, socklen_t *fromlen) VMAK_HIDDEN;
+/*
+ * socketXtreme: the front datagram d of one of u's queues on r, handed
+ * over as completion c (its chunk held; r->lock held, the caller pops it),
+ * and up to max of u's queued datagrams so (their rings drained first).
+ */
+void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
+		  struct vma_completion_t *c) VMAK_HIDDEN;
+unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
+			  unsigned int max) VMAK_HIDDEN;
 /* The last ring datagram's time for SIOCGSTAMP(NS); -ENOENT if none. */
 int vudp_last_stamp(struct vudp *u, uint64_t *ns) VMAK_HIDDEN;
 /* Datagrams ready in the queues after draining the rings (no syscall). */
@@ -179,6 +205,9 @@ bool vudp_readable(struct vudp *u) VMAK_HIDDEN;
 ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 		       bool kick) VMAK_HIDDEN;
 int vudp_tx_kick(struct vudp *u) VMAK_HIDDEN;
+/* The fd of the ring set a send to `to` leaves by, or -errno (ENODATA). */
+int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
+	VMAK_HIDDEN;
 void vudp_tx_init(struct vudp *u) VMAK_HIDDEN;
 void vudp_tx_destroy(struct vudp *u) VMAK_HIDDEN;
 /* A sending option changed (send.c copies it to the helper socket). */
@@ -193,6 +222,8 @@ uint32_t vcsum_add(uint32_t sum, const void *p, size_t len) VMAK_HIDDEN;
 void vudp_opt_init(struct vudp *u, bool nonblock) VMAK_HIDDEN;
 int vudp_setsockopt(struct vfd *f, int fd, int level, int name,
 		    const void *val, socklen_t len) VMAK_HIDDEN;
+int vudp_getsockopt(struct vfd *f, int fd, int level, int name, void *val,
+		    socklen_t *len) VMAK_HIDDEN;
 int vudp_fcntl(struct vfd *f, int fd, int cmd, long arg) VMAK_HIDDEN;
 int vudp_ioctl(struct vfd *f, int fd, unsigned long req, long arg)
 	VMAK_HIDDEN;

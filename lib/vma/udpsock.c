@@ -192,6 +192,7 @@ const struct vfd_ops vudp_ops = {
 	.bind = udp_bind,
 	.connect = udp_connect,
 	.setsockopt = vudp_setsockopt,
+	.getsockopt = vudp_getsockopt,
 	.fcntl = vudp_fcntl,
 	.ioctl = vudp_ioctl,
 	.recvmsg = vudp_recvmsg,
@@ -214,6 +215,9 @@ struct vudp *vudp_new(int fd, int family, bool nonblock)
 	vudp_opt_init(u, nonblock);
 	u->logic = -1;
 	u->fd = fd;
+	u->rxcb.fd = fd;
+	u->rxcb.owner = u;
+	u->user_data = (uint64_t)fd;
 	u->family = family;
 	u->slot = vstats_slot_get(fd, family);
 	u->st = u->slot ? &u->slot->c : &u->own_st;
@@ -309,7 +313,7 @@ void vudp_atfork_child(void)
 	vfd_pool_atfork_child(&pool);
 	pthread_mutex_init(&each_lock, NULL);
 	memset(&each, 0, sizeof(each));
-	vfd_for_each(&vudp_ops, child_reset);
+	vfd_for_each_in_child(&vudp_ops, child_reset);
 }
 
 static void reoffload(struct vudp *u)

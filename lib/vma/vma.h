@@ -49,6 +49,7 @@
 #define _VMAK_VMA_H
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -100,6 +101,7 @@ struct vconf {
 	uint64_t umem_size;		/* VMAK_UMEM_SIZE: bytes per process */
 	uint32_t os_poll_ratio;		/* VMA_RX_UDP_POLL_OS_RATIO */
 	bool rx_timestamp;		/* VMAK_RX_TIMESTAMP */
+	bool socketxtreme;		/* VMA_SOCKETXTREME */
 	char config_file[256];		/* VMA_CONFIG_FILE */
 	bool fork_kernel;		/* VMAK_FORK=kernel */
 	bool secure;			/* AT_SECURE: the environment ignored */
@@ -192,6 +194,13 @@ bool vproc_init(void) VMAK_HIDDEN;
  * through. A system call: only on the calls that change the table.
  */
 bool vproc_vforked(void) VMAK_HIDDEN;
+/*
+ * vma_api_t.thread_offload(): sockets the thread tid creates from now on
+ * are offloaded (offload 1, the rules still apply) or not (0). 0, or
+ * -ENOMEM. vproc_offload_here(): may this thread's new socket be?
+ */
+int vproc_thread_offload(int offload, pthread_t tid) VMAK_HIDDEN;
+bool vproc_offload_here(void) VMAK_HIDDEN;
 
 /* ---- time ---- */
 

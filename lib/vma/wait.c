@@ -105,8 +105,9 @@ static bool watched(struct vwait *w)
 	       __atomic_load_n(&w->sets, __ATOMIC_SEQ_CST);
 }
 
-void vwait_post(struct vwait *w)
+void vwait_post(struct vwait *w, uint32_t bytes)
 {
+	__atomic_add_fetch(&w->bytes, bytes, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&w->ready, 1, __ATOMIC_SEQ_CST);	/* P1 */
 	__atomic_add_fetch(&w->seq, 1, __ATOMIC_RELAXED);
 	if (watched(w))						/* P2 */
@@ -127,10 +128,11 @@ void vwait_consume(struct vwait *w)
 		signal_efd(w);
 }
 
-void vwait_take(struct vwait *w, uint32_t n)
+void vwait_take(struct vwait *w, uint32_t n, uint64_t bytes)
 {
 	if (!n)
 		return;
+	__atomic_sub_fetch(&w->bytes, bytes, __ATOMIC_RELAXED);
 	if (__atomic_sub_fetch(&w->ready, n, __ATOMIC_SEQ_CST) == 0 &&
 	    __atomic_load_n(&w->armed, __ATOMIC_RELAXED))
 		vwait_consume(w);

@@ -21,6 +21,7 @@ struct vwait {
 	int efd;		/* eventfd; -1 until the first source */
 	int armed;		/* efd written and not read since */
 	uint32_t ready;		/* datagrams queued for the socket */
+	uint64_t bytes;		/* ... their payload bytes */
 	uint32_t seq;		/* bumped per datagram queued (EPOLLET) */
 	int sleepers;		/* threads between sleep_begin and _end */
 	int sets;		/* epoll sets watching it */
@@ -44,10 +45,15 @@ int vwait_efd(struct vwait *w) VMAK_HIDDEN;
 void vwait_set_sources(struct vwait *w, struct vringset *const *src, int n)
 	VMAK_HIDDEN;
 
-/* Producer: one datagram queued (the ring set's lock held). */
-void vwait_post(struct vwait *w) VMAK_HIDDEN;
-/* Consumer: n datagrams taken or dropped from the queues. */
-void vwait_take(struct vwait *w, uint32_t n) VMAK_HIDDEN;
+/* Producer: one datagram of bytes queued (the ring set's lock held). */
+void vwait_post(struct vwait *w, uint32_t bytes) VMAK_HIDDEN;
+/* Consumer: n datagrams (bytes in all) taken or dropped from the queues. */
+void vwait_take(struct vwait *w, uint32_t n, uint64_t bytes) VMAK_HIDDEN;
+
+static inline uint64_t vwait_bytes(const struct vwait *w)
+{
+	return __atomic_load_n(&w->bytes, __ATOMIC_RELAXED);
+}
 
 static inline uint32_t vwait_ready(const struct vwait *w)
 {

@@ -38,9 +38,9 @@ static void *producer(void *arg)
 
 	(void)arg;
 	for (i = 0; i < ROUNDS; i++) {
-		vwait_post(&w);
+		vwait_post(&w, 100);
 		if (i & 1)
-			vwait_post(&w);	/* bursts of two, as in the review */
+			vwait_post(&w, 100);	/* bursts of two, as in the review */
 		gap();
 	}
 	done = 1;
@@ -72,7 +72,7 @@ TEST(no_lost_wakeup_between_a_drainer_and_a_sleeper)
 		}
 		n = vwait_ready(&w);
 		taken += n;
-		vwait_take(&w, n);
+		vwait_take(&w, n, (uint64_t)n * 100);
 	}
 	pthread_join(t, NULL);
 	EXPECT_EQ(0, lost) TH_LOG("a sleeper slept through queued datagrams: ready %u armed %d",
@@ -122,9 +122,9 @@ TEST(armed_means_readable_under_a_racing_consumer)
 	round_done = round_seen = 0;
 	ASSERT_EQ(0, pthread_create(&t, NULL, consumer, NULL));
 	for (r = 1; r <= ROUNDS / 10 && !lost; r++) {
-		vwait_post(&w);
+		vwait_post(&w, 100);
 		gap();
-		vwait_post(&w);
+		vwait_post(&w, 100);
 		round_done = r;
 		while (round_seen < r)
 			;
@@ -149,11 +149,13 @@ TEST(taking_the_last_datagram_leaves_the_eventfd_quiet)
 	vwait_init(&w);
 	ASSERT_EQ(0, vwait_efd(&w));
 	vwait_set_add(&w, 1);		/* an epoll set watches */
-	vwait_post(&w);
-	vwait_post(&w);
+	vwait_post(&w, 100);
+	vwait_post(&w, 100);
+	EXPECT_EQ(200, vwait_bytes(&w));	/* FIONREAD's total */
 	p = (struct pollfd){ .fd = w.efd, .events = POLLIN };
 	EXPECT_EQ(1, poll(&p, 1, 0));
-	vwait_take(&w, 2);
+	vwait_take(&w, 2, 200);
+	EXPECT_EQ(0, vwait_bytes(&w));
 	EXPECT_EQ(0, poll(&p, 1, 0));
 	EXPECT_EQ(0, w.armed);
 	vwait_set_add(&w, -1);

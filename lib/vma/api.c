@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * libvma's extra API: the struct vma_api_t that vma_get_api() asks for with
+ * getsockopt(-1, SOL_SOCKET, SO_VMA_GET_API), whether the program links
+ * libvmak or preloads it.
+ *
+ * Every entry is a function: programs call entries without looking at the
+ * mask. The mask is truthful, unlike libvma's (which sets every bit): a
+ * bit is set only when the call works in this process as it is (the
+ * module loaded, offload on; the socketXtreme calls only with
+ * VMA_SOCKETXTREME=1). A call whose bit is clear fails as libvma fails for
+ * it: EOPNOTSUPP for the socketXtreme calls outside socketXtreme mode, and
+ * for what vmak does not do yet (ring profiles, memory on rings, direct
+ * descriptors, ring modification, the ioctl), -1 with EOPNOTSUPP.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sys.h"
+#include "vma.h"
+#include "fd.h"
+#include "hold.h"
+#include "stats.h"
+#include "udp.h"
+#include "api.h"
+
+/* The socket behind fd, referenced, if it is an offloaded UDP socket. */
+static struct vudp *udp_get(int fd)
+{
+	struct vfd *f = vfd_get(fd);
+
+	if (f && f->ops == &vudp_ops)
+		return vudp_of(f);
+	if (f)
+		vfd_put(f);
+	return NULL;
+}
+
+static int fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+/* ---- receive callback, zero copy ---- */
+
+static int register_recv_callback(int fd, vma_recv_callback_t cb, void *ctx)
+{
+	struct vudp *u = udp_get(fd);
+
+	if (!u)
+		return fail(EINVAL);
+	/* the context first: a drain that sees the new function uses it */
+	__atomic_store_n(&u->rxcb.ctx, ctx, __ATOMIC_RELAXED);
+	u->rxcb.fd = fd;
+	__atomic_store_n(&u->rxcb.fn, cb, __ATOMIC_RELEASE);
+	vfd_put(&u->hdr);
+	return 0;
+}
+
+static int recvfrom_zcopy(int fd, void *buf, size_t len, int *flags,
+			  struct sockaddr *from, socklen_t *fromlen)
+{
+	struct vudp *u;
+	int in, rc;
+
+	if (!flags)
+		return fail(EINVAL);
+	in = *flags;
+	u = udp_get(fd);
+	if (!u) {
+		/* not offloaded: a copy, or nothing with FORCE */
+		*flags = in & ~(MSG_VMA_ZCOPY | MSG_VMA_ZCOPY_FORCE);
+		if (in & MSG_VMA_ZCOPY_FORCE)
+			return fail(EIO);
+		return (int)vmak_sys_recvfrom(fd, buf, len, *flags, from, fromlen);
+	}
+	rc = vudp_recv_zcopy(u, buf, len, flags, from, fromlen);
+	vfd_put(&u->hdr);
+	return rc;
+}
+
+/*
+ * libvma's tests pass arrays of packet ids alone, 8 bytes each, for one
+ * packet; the struct is 16 bytes: only packet_id is read, so both work.
+ */
+static int free_packets(int fd, struct vma_packet_t *pkts, size_t count)
+{
+	struct vudp *u = udp_get(fd);
+	struct vbuf *v;
+	size_t i;
+	int rc = 0;
+
+	if (!u)
+		return fail(EINVAL);
+	for (i = 0; i < count && !rc; i++) {
+		v = pkts ? vhold_find(pkts[i].packet_id) : NULL;
+		if (!v || v->owner != u || vhold_put(v) < 0)
+			rc = fail(ENOENT);
+	}
+	vfd_put(&u->hdr);
+	return rc;
+}
+
+/* ---- rules and offload ---- */
+
+static int add_conf_rule(const char *line)
+{
+	if (!line)
+		return fail(EINVAL);
+	vproc_init();
+	return vrules_add_line(&vrules, line) ? -1 : 0;
+}
+
+static int thread_offload(int offload, pthread_t tid)
+{
+	return vproc_thread_offload(offload, tid) ? fail(ENOMEM) : 0;
+}
+
+static int dump_fd_stats(int fd, int level)
+{
+	struct vudp *u = udp_get(fd);
+
+	if (!u)
+		return -1;	/* libvma: a socket it does not know */
+	if (level <= vlog_level)
+		vlog(level, "fd %d: %llu datagrams via rings, %llu via the kernel socket, %llu dropped, %llu sent via rings, %llu via the kernel socket; %u queued (%llu bytes), %u packets held",
+		     fd, (unsigned long long)u->st->rx_ring,
+		     (unsigned long long)u->st->rx_os,
+		     (unsigned long long)u->st->rx_drops,
+		     (unsigned long long)u->st->tx_ring,
+		     (unsigned long long)u->st->tx_os, vwait_ready(&u->w),
+		     (unsigned long long)vwait_bytes(&u->w), vhold_count());
+	vfd_put(&u->hdr);
+	return 0;
+}
+
+/* ---- rings ---- */
+
+static int get_socket_rings_num(int fd)
+{
+	struct vudp *u = udp_get(fd);
+	int n;
+
+	if (!u)
+		return 0;	/* libvma: no rings */
+	n = vudp_ring_fds(u, NULL, 0);
+	vfd_put(&u->hdr);
+	return n;
+}
+
+static int get_socket_rings_fds(int fd, int *fds, int n)
+{
+	struct vudp *u;
+	int got;
+
+	if (n <= 0 || !fds)
+		return fail(EINVAL);
+	u = udp_get(fd);
+	if (!u)
+		return 0;
+	got = vudp_ring_fds(u, fds, n);
+	vfd_put(&u->hdr);
+	return got < n ? got : n;
+}
+
+static int get_socket_tx_ring_fd(int fd, struct sockaddr *to, socklen_t tolen)
+{
+	struct vudp *u = udp_get(fd);
+	int rc;
+
+	if (!u)
+		return fail(EINVAL);
+	rc = to ? vudp_tx_ring_fd(u, to, tolen) : -EINVAL;
+	vfd_put(&u->hdr);
+	return rc < 0 ? fail(-rc) : rc;
+}
+
+/* ---- what vmak does not do yet: fails, bit clear ---- */
+
+static int add_ring_profile(struct vma_ring_type_attr *profile,
+			    vma_ring_profile_key *res)
+{
+	(void)profile;
+	(void)res;
+	return fail(EOPNOTSUPP);
+}
+
+static int get_socket_network_header(int fd, void *ptr, uint16_t *len)
+{
+	(void)fd;
+	(void)ptr;
+	(void)len;
+	return fail(EOPNOTSUPP);
+}
+
+static int get_ring_direct_descriptors(int fd,
+				       struct vma_mlx_hw_device_data *data)
+{
+	(void)fd;
+	(void)data;
+	return fail(EOPNOTSUPP);
+}
+
+static int register_memory_on_ring(int fd, void *addr, size_t len,
+				   uint32_t *key)
+{
+	(void)fd;
+	(void)addr;
+	(void)len;
+	(void)key;
+	return fail(EOPNOTSUPP);
+}
+
+static int deregister_memory_on_ring(int fd, void *addr, size_t len)
+{
+	(void)fd;
+	(void)addr;
+	(void)len;
+	return fail(EOPNOTSUPP);
+}
+
+static int modify_ring(struct vma_modify_ring_attr *attr)
+{
+	(void)attr;
+	return fail(EOPNOTSUPP);
+}
+
+static int api_ioctl(void *cmsg, size_t len)
+{
+	(void)cmsg;
+	(void)len;
+	return fail(EOPNOTSUPP);
+}
+
+/* ---- the table ---- */
+
+static struct vma_api_t api;
+static pthread_once_t api_once = PTHREAD_ONCE_INIT;
+
+static void api_fill(void)
+{
+	bool rings = vproc_init(), xt = rings && vconf.socketxtreme;
+	uint64_t m = VMA_EXTRA_API_ADD_CONF_RULE | VMA_EXTRA_API_THREAD_OFFLOAD;
+
+	api.register_recv_callback = register_recv_callback;
+	api.recvfrom_zcopy = recvfrom_zcopy;
+	api.free_packets = free_packets;
+	api.add_conf_rule = add_conf_rule;
+	api.thread_offload = thread_offload;
+	api.socketxtreme_poll = vxt_poll;
+	api.get_socket_rings_num = get_socket_rings_num;
+	api.get_socket_rings_fds = get_socket_rings_fds;
+	api.get_socket_tx_ring_fd = get_socket_tx_ring_fd;
+	api.socketxtreme_free_vma_packets = vxt_free_packets;
+	api.socketxtreme_ref_vma_buff = vxt_ref_buff;
+	api.socketxtreme_free_vma_buff = vxt_free_buff;
+	api.dump_fd_stats = dump_fd_stats;
+	api.vma_add_ring_profile = add_ring_profile;
+	api.get_socket_network_header = get_socket_network_header;
+	api.get_ring_direct_descriptors = get_ring_direct_descriptors;
+	api.register_memory_on_ring = register_memory_on_ring;
+	api.deregister_memory_on_ring = deregister_memory_on_ring;
+	api.vma_modify_ring = modify_ring;
+	api.ioctl = api_ioctl;
+	if (rings)
+		m |= VMA_EXTRA_API_REGISTER_RECV_CALLBACK |
+		     VMA_EXTRA_API_RECVFROM_ZCOPY | VMA_EXTRA_API_FREE_PACKETS |
+		     VMA_EXTRA_API_GET_SOCKET_RINGS_NUM |
+		     VMA_EXTRA_API_GET_SOCKET_RINGS_FDS |
+		     VMA_EXTRA_API_GET_SOCKET_TX_RING_FD |
+		     VMA_EXTRA_API_DUMP_FD_STATS;
+	if (xt)
+		m |= VMA_EXTRA_API_SOCKETXTREME_POLL |
+		     VMA_EXTRA_API_SOCKETXTREME_FREE_VMA_PACKETS |
+		     VMA_EXTRA_API_SOCKETXTREME_REF_VMA_BUFF |
+		     VMA_EXTRA_API_SOCKETXTREME_FREE_VMA_BUFF;
+	api.vma_extra_supported_mask = m;
+}
+
+struct vma_api_t *vapi_get(void)
+{
+	pthread_once(&api_once, api_fill);
+	return &api;
+}

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * Chunks the application holds. A held chunk is in none of the library's
+ * places (FILL ring, RX ring, a socket's queue): its ring set runs on that
+ * many fewer FILL chunks until it comes back. An application that holds
+ * them all leaves its rings without chunks; the module then hands what
+ * arrives to the kernel socket (the rings are bound with
+ * VMAK_BIND_PASS_ON_DROP), where the receive calls still find it, copied:
+ * nothing stalls and nothing is lost for it, and each such datagram counts
+ * as one the ring passed on (vmakctl stats).
+ *
+ * References: vhold_take() gives the application one; socketXtreme's ref
+ * adds more; each free takes one, and the last returns the chunk under its
+ * ring's lock. A chunk is returned once: a free that finds no reference
+ * fails (EINVAL) and returns nothing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hold.h"
+#include "rings.h"
+
+static struct vbuf *tab;
+static uint32_t ntab;
+static uint32_t held;
+
+int vhold_init(uint32_t nchunks)
+{
+	if (tab)
+		return 0;
+	tab = calloc(nchunks, sizeof(*tab));
+	if (!tab)
+		return -ENOMEM;
+	ntab = nchunks;
+	return 0;
+}
+
+void vhold_atfork_child(void)
+{
+	free(tab);
+	tab = NULL;
+	ntab = 0;
+	held = 0;
+}
+
+static uint32_t index_of(uint64_t addr)
+{
+	return (uint32_t)(addr / vrs_chunk_size());
+}
+
+struct vbuf *vhold_take(struct vringset *r, uint64_t addr, void *payload,
+			uint32_t plen, const void *owner)
+{
+	uint32_t i = index_of(addr);
+	struct vbuf *v;
+
+	if (!tab || i >= ntab)
+		return NULL;
+	v = &tab[i];
+	v->b.next = NULL;
+	v->b.payload = payload;
+	v->b.len = (uint16_t)plen;
+	v->plen = plen;
+	v->ring = r;
+	v->owner = owner;
+	__atomic_store_n(&v->refs, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&held, 1, __ATOMIC_RELAXED);
+	return v;
+}
+
+struct vbuf *vhold_slot(uint64_t addr)
+{
+	uint32_t i = index_of(addr);
+
+	return tab && i < ntab ? &tab[i] : NULL;
+}
+
+struct vbuf *vhold_find(const void *p)
+{
+	uintptr_t a = (uintptr_t)p, base = (uintptr_t)tab;
+
+	if (!tab || a < base || a >= base + ntab * sizeof(*tab) ||
+	    (a - base) % sizeof(*tab))
+		return NULL;
+	return (struct vbuf *)p;
+}
+
+int vhold_ref(struct vbuf *v)
+{
+	uint32_t refs = __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE);
+
+	do {
+		if (!refs)
+			return -EINVAL;
+	} while (!__atomic_compare_exchange_n(&v->refs, &refs, refs + 1, true,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	return (int)refs + 1;
+}
+
+int vhold_put(struct vbuf *v)
+{
+	uint32_t refs = __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE);
+	uint64_t addr;
+
+	do {
+		if (!refs)
+			return -EINVAL;	/* given back already */
+	} while (!__atomic_compare_exchange_n(&v->refs, &refs, refs - 1, true,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+	if (refs > 1)
+		return (int)refs - 1;
+	addr = (uint64_t)(v - tab) * vrs_chunk_size();
+	pthread_mutex_lock(&v->ring->lock);
+	vrs_recycle_locked(v->ring, addr);
+	pthread_mutex_unlock(&v->ring->lock);
+	__atomic_sub_fetch(&held, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void vhold_release_owner(const void *owner)
+{
+	uint32_t i;
+
+	for (i = 0; tab && i < ntab; i++)
+		if (__atomic_load_n(&tab[i].refs, __ATOMIC_ACQUIRE) &&
+		    tab[i].owner == owner) {
+			__atomic_store_n(&tab[i].refs, 1, __ATOMIC_RELEASE);
+			vhold_put(&tab[i]);
+		}
+}
+
+uint32_t vhold_count(void)
+{
+	return __atomic_load_n(&held, __ATOMIC_RELAXED);
+}

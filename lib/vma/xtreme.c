@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * socketXtreme: datagrams as completions the application polls for, their
+ * buffers handed over without a copy and counted.
+ *
+ * With VMA_SOCKETXTREME=1, what a socket's rings bring is no longer
+ * returned by recv() and its kin (as in libvma): it waits in the socket's
+ * queue for socketxtreme_poll(), on
+ *
+ *   a ring fd      (get_socket_rings_fds(); libvma's only form): the
+ *                  ring's datagrams for every socket on it, one socket at
+ *                  a time in turn;
+ *   a socket fd    its own datagrams (vmak's addition);
+ *   an epoll fd    its members' datagrams, then the kernel's events for
+ *                  its fds: EPOLLIN and the rest for what is not on rings
+ *                  (a TCP socket, a datagram through the kernel socket),
+ *                  and a listening TCP socket's new connection accepted
+ *                  (VMA_SOCKETXTREME_NEW_CONNECTION_ACCEPTED) (vmak's
+ *                  addition);
+ *   a listening TCP socket: its new connections, accepted.
+ *
+ * A packet's buffer is the application's until it frees it
+ * (socketxtreme_free_vma_packets(), or socketxtreme_free_vma_buff() once
+ * per reference taken by socketxtreme_ref_vma_buff()); hold.c counts the
+ * references and gives the chunk back to its FILL ring at the last.
+ * Polling never blocks: an application sleeps in poll() or epoll_wait()
+ * on the same fds.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "sys.h"
+#include "vma.h"
+#include "fd.h"
+#include "hold.h"
+#include "rings.h"
+#include "demux.h"
+#include "udp.h"
+#include "iomux.h"
+#include "api.h"
+
+static bool off(void)
+{
+	if (vconf.socketxtreme)
+		return false;
+	vlog_once(VLOG_WARNING, "socketXtreme is not on (VMA_SOCKETXTREME=1): its calls fail with EOPNOTSUPP");
+	errno = EOPNOTSUPP;
+	return true;
+}
+
+/* ---- the ring form ---- */
+
+struct ring_poll {
+	struct vma_completion_t *c;
+};
+
+static bool ring_one(struct vatt *a, const struct vdgram *d, void *ctx)
+{
+	struct ring_poll *rp = ctx;
+
+	vudp_xt_fill((struct vudp *)a->cb->owner, a->ring, d, rp->c++);
+	return true;
+}
+
+static int ring_form(struct vringset *r, struct vma_completion_t *c,
+		     unsigned int n)
+{
+	struct ring_poll rp = { c };
+	unsigned int got;
+
+	pthread_mutex_lock(&r->lock);
+	vdemux_drain_locked(r);
+	got = vdemux_each_front_locked(r, ring_one, &rp, n);
+	pthread_mutex_unlock(&r->lock);
+	vdemux_callbacks(r);
+	return (int)got;
+}
+
+/* ---- TCP ---- */
+
+static bool is_listening(int fd)
+{
+	socklen_t len = sizeof(int);
+	int on = 0;
+
+	return !vmak_sys_getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) &&
+	       on;
+}
+
+/* One connection a listening socket has waiting, accepted for the app. */
+static unsigned int accept_one(int lfd, struct vma_completion_t *c)
+{
+	struct sockaddr_storage peer;
+	socklen_t len = sizeof(peer);
+	int fd;
+
+	fd = vmak_sys_accept4(lfd, (struct sockaddr *)&peer, &len, 0);
+	if (fd < 0)
+		return 0;
+	vfd_fresh(fd);
+	memset(c, 0, sizeof(*c));
+	c->events = VMA_SOCKETXTREME_NEW_CONNECTION_ACCEPTED;
+	c->user_data = (uint64_t)fd;	/* the new socket */
+	c->listen_fd = lfd;
+	if (peer.ss_family == AF_INET)
+		memcpy(&c->src, &peer, sizeof(c->src));
+	else
+		c->src.sin_family = peer.ss_family;
+	return 1;
+}
+
+static unsigned int listen_form(int lfd, struct vma_completion_t *c,
+				unsigned int n)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+	unsigned int got = 0;
+
+	/* as many as are waiting, never blocking on a blocking socket */
+	while (got < n && vmak_sys_poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+		if (!accept_one(lfd, &c[got++])) {
+			got--;
+			break;
+		}
+	return got;
+}
+
+/* ---- the epoll form ---- */
+
+static unsigned int member_take(struct vfd *m, struct vma_completion_t *c,
+				unsigned int max)
+{
+	return m->ops == &vudp_ops ? vudp_xt_take(vudp_of(m), c, max) : 0;
+}
+
+/*
+ * A socket of the program's the library does not offload (TCP, say) that
+ * was given SO_VMA_USER_DATA, as libvma takes it on any of its sockets:
+ * an fd object with nothing but that value (every other call on the fd is
+ * the C library's), for the completions that name it.
+ */
+struct vextra {
+	struct vfd hdr;
+	uint64_t user_data;
+};
+
+static struct vfd_pool extra_pool = VFD_POOL_INIT(struct vextra);
+
+static void extra_destroy(struct vfd *f)
+{
+	vfd_pool_free(&extra_pool, f);
+}
+
+static int extra_set(struct vfd *f, int fd, int level, int name,
+		     const void *val, socklen_t len)
+{
+	if (level != SOL_SOCKET || name != SO_VMA_USER_DATA)
+		return vmak_sys_setsockopt(fd, level, name, val, len);
+	if (!val || len != sizeof(uint64_t)) {
+		errno = EINVAL;
+		return -1;
+	}
+	__atomic_store_n(&((struct vextra *)f)->user_data,
+			 *(const uint64_t *)val, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static int extra_get(struct vfd *f, int fd, int level, int name, void *val,
+		     socklen_t *len)
+{
+	uint64_t v;
+
+	if (level != SOL_SOCKET || name != SO_VMA_USER_DATA)
+		return vmak_sys_getsockopt(fd, level, name, val, len);
+	if (!val || !len || *len < sizeof(v)) {
+		errno = !val || !len ? EFAULT : EINVAL;
+		return -1;
+	}
+	v = __atomic_load_n(&((struct vextra *)f)->user_data, __ATOMIC_RELAXED);
+	memcpy(val, &v, sizeof(v));
+	*len = sizeof(v);
+	return 0;
+}
+
+static const struct vfd_ops vextra_ops = {
+	.kind = "extra",
+	.destroy = extra_destroy,
+	.setsockopt = extra_set,
+	.getsockopt = extra_get,
+};
+
+int vxt_user_data_plain(int fd, const void *val, socklen_t len)
+{
+	socklen_t tl = sizeof(int);
+	struct vextra *x;
+	int type;
+
+	/* a socket's, or the kernel's error for what is not one */
+	if (vmak_sys_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl))
+		return -1;
+	if (!val || len != sizeof(uint64_t)) {
+		errno = EINVAL;
+		return -1;
+	}
+	x = (struct vextra *)vfd_pool_alloc(&extra_pool);
+	if (!x) {
+		errno = ENOMEM;
+		return -1;
+	}
+	x->hdr.ops = &vextra_ops;
+	x->user_data = *(const uint64_t *)val;
+	__atomic_store_n(&x->hdr.refs, 1, __ATOMIC_RELEASE);
+	vfd_install(fd, &x->hdr);
+	return 0;
+}
+
+/* The user data of an fd: SO_VMA_USER_DATA, or the fd itself. */
+static uint64_t user_data_of(int fd)
+{
+	struct vfd *f = vfd_get(fd);
+	uint64_t v = (uint64_t)fd;
+
+	if (f && f->ops == &vudp_ops)
+		v = __atomic_load_n(&vudp_of(f)->user_data, __ATOMIC_RELAXED);
+	else if (f && f->ops == &vextra_ops)
+		v = __atomic_load_n(&((struct vextra *)f)->user_data,
+				    __ATOMIC_RELAXED);
+	if (f)
+		vfd_put(f);
+	return v;
+}
+
+static unsigned int event(int fd, bool listening, const struct epoll_event *ev,
+			  struct vma_completion_t *c, unsigned int max)
+{
+	if (!max)
+		return 0;
+	if (listening && (ev->events & EPOLLIN))
+		return accept_one(fd, c);
+	memset(c, 0, sizeof(*c));
+	c->events = ev->events;
+	/* an fd the set does not know: the program's own data for it */
+	c->user_data = fd >= 0 ? user_data_of(fd) : ev->data.u64;
+	return 1;
+}
+
+static const struct vepoll_xt_ops xt_ops = {
+	.take = member_take,
+	.listening = is_listening,
+	.event = event,
+};
+
+/* ---- the calls ---- */
+
+int vxt_poll(int fd, struct vma_completion_t *c, unsigned int n, int flags)
+{
+	struct vringset *r;
+	struct vfd *f;
+	int rc;
+
+	(void)flags;	/* libvma takes none either */
+	if (off())
+		return -1;
+	if (!c && n) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!n)
+		return 0;
+	f = vfd_get(fd);
+	if (f) {
+		if (f->ops == &vudp_ops)
+			rc = (int)vudp_xt_take(vudp_of(f), c, n);
+		else if (vepoll_is(f))
+			rc = (int)vepoll_xt(f, c, n, &xt_ops);
+		else
+			rc = (errno = EBADFD, -1);
+		vfd_put(f);
+		return rc;
+	}
+	r = vfd_internal(fd) ? vrs_by_fd(fd) : NULL;
+	if (r)
+		return ring_form(r, c, n);
+	if (is_listening(fd))
+		return (int)listen_form(fd, c, n);
+	errno = EBADFD;		/* libvma: not a ring's fd */
+	return -1;
+}
+
+int vxt_free_packets(struct vma_packet_desc_t *packets, int num)
+{
+	struct vma_buff_t *b, *next;
+	struct vbuf *v;
+	int i;
+
+	if (off())
+		return -1;
+	if (!packets || num < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < num; i++)
+		for (b = packets[i].buff_lst; b; b = next) {
+			next = b->next;
+			v = vhold_find(b);
+			if (!v || vhold_put(v) < 0) {
+				errno = EINVAL;
+				return -1;
+			}
+		}
+	return 0;
+}
+
+/* A buffer the application names: ref or put; the new count, or -1. */
+static int buff_op(struct vma_buff_t *buff, int (*op)(struct vbuf *))
+{
+	struct vbuf *v;
+	int rc;
+
+	if (off())
+		return -1;
+	v = vhold_find(buff);
+	rc = v ? op(v) : -EINVAL;
+	if (rc < 0) {
+		errno = -rc;	/* not held: nothing is given back twice */
+		return -1;
+	}
+	return rc;
+}
+
+int vxt_ref_buff(struct vma_buff_t *buff)
+{
+	return buff_op(buff, vhold_ref);
+}
+
+int vxt_free_buff(struct vma_buff_t *buff)
+{
+	return buff_op(buff, vhold_put);
+}
+
+void vxt_atfork_child(void)
+{
+	vfd_pool_atfork_child(&extra_pool);
+}

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libvma's extra API (vma_get_api()) as a libvma program uses it: this
+ * file includes only the C library and <mellanox/vma_extra.h>. It runs
+ * preloaded (LD_PRELOAD=libvmak.so, set by the constructor of preload.h)
+ * and, built as 66-linked-extra-api, linked with -lvmak. The receivers
+ * are user nobody in netns sb; the sender, in sa, sends across veth, so
+ * datagrams come through the rings.
+ *
+ *   the table: every entry callable, the mask true to what works
+ *   zero copy: the payload is the ring's buffer, held until freed; the
+ *     kernel path copies (EIO with MSG_VMA_ZCOPY_FORCE); the errors
+ *   the receive callback: DROP, RECV and HOLD counted exactly
+ *   socketXtreme (VMA_SOCKETXTREME=1): eight sockets on one ring polled by
+ *     ring fd, by socket fd and by epoll fd, every datagram once with its
+ *     user data; buffer references; TCP's accept and readiness
+ *   ring fds, SO_VMA_USER_DATA, SO_VMA_FLOW_TAG, SO_VMA_SHUTDOWN_RX
+ */
+#include <netinet/tcp.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#include "preload.h"
+#include <mellanox/vma_extra.h>
+
+#define MASK_RINGS (VMA_EXTRA_API_REGISTER_RECV_CALLBACK | \
+		    VMA_EXTRA_API_RECVFROM_ZCOPY | VMA_EXTRA_API_FREE_PACKETS | \
+		    VMA_EXTRA_API_GET_SOCKET_RINGS_NUM | \
+		    VMA_EXTRA_API_GET_SOCKET_RINGS_FDS)
+#define MASK_XT (VMA_EXTRA_API_SOCKETXTREME_POLL | \
+		 VMA_EXTRA_API_SOCKETXTREME_FREE_VMA_PACKETS | \
+		 VMA_EXTRA_API_SOCKETXTREME_REF_VMA_BUFF | \
+		 VMA_EXTRA_API_SOCKETXTREME_FREE_VMA_BUFF)
+
+static void rcvtimeo(int fd, int sec)
+{
+	struct timeval tv = { .tv_sec = sec };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
+/* The sequence number the sender puts first in each datagram. */
+static uint32_t seq_of(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Is p inside an anonymous mapping of at least 1 MiB (the UMEM)? */
+static bool in_umem(const void *p)
+{
+	unsigned long lo, hi, a = (unsigned long)p;
+	char line[512], path[256];
+	bool yes = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &lo, &hi, path) < 2)
+			continue;
+		if (a >= lo && a < hi)
+			yes = !path[0] && hi - lo >= (1UL << 20);
+	}
+	if (f)
+		fclose(f);
+	return yes;
+}
+
+/* ---- the table ---- */
+
+TEST_F(pre, get_api_has_every_entry_and_a_truthful_mask)
+{
+	struct vma_api_t *api, *p;
+	socklen_t len = 4;
+	size_t i, mask_at;
+	void *slot;
+
+	api = vma_get_api();
+	ASSERT_NE(NULL, api);
+	/* every entry is a function, whatever the mask says */
+	mask_at = offsetof(struct vma_api_t, vma_extra_supported_mask);
+	for (i = 0; i < sizeof(*api); i += sizeof(void *)) {
+		if (i == mask_at)
+			continue;
+		memcpy(&slot, (char *)api + i, sizeof(slot));
+		EXPECT_NE(NULL, slot) TH_LOG("entry at %zu is NULL", i);
+	}
+	EXPECT_EQ(MASK_RINGS, api->vma_extra_supported_mask & MASK_RINGS);
+	EXPECT_EQ(0, api->vma_extra_supported_mask & MASK_XT);
+	EXPECT_EQ(0, api->vma_extra_supported_mask &
+		     (VMA_EXTRA_API_GET_RING_DIRECT_DESCRIPTORS |
+		      VMA_EXTRA_API_REGISTER_MEMORY_ON_RING |
+		      VMA_EXTRA_API_MODIFY_RING | VMA_EXTRA_API_IOCTL));
+	/* what vmak does not do yet fails, as libvma fails */
+	errno = 0;
+	EXPECT_EQ(-1, api->get_ring_direct_descriptors(0, NULL));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	errno = 0;
+	EXPECT_EQ(-1, api->socketxtreme_poll(0, NULL, 0, 0));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	/* the length libvma checks: too short is a call on fd -1 */
+	EXPECT_EQ(-1, getsockopt(-1, SOL_SOCKET, SO_VMA_GET_API, &p, &len));
+	EXPECT_EQ(EBADF, errno);
+}
+
+/* ---- zero copy ---- */
+
+TEST_F(pre, zero_copy_hands_out_the_ring_buffer_until_freed)
+{
+	int fd = udp_bound(32001), flags, i, reused = 0;
+	char buf[256];
+	struct vma_packets_t *pk = (struct vma_packets_t *)buf;
+	struct vma_api_t *api = vma_get_api();
+	struct sockaddr_in from;
+	socklen_t flen;
+	void *held_id, *held_data;
+	uint32_t held_seq;
+	ssize_t n;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_NE(NULL, api);
+	rcvtimeo(fd, 3);
+	send_n(self->cmd, self->done, 32001, 1, 40);
+	flags = 0;
+	flen = sizeof(from);
+	n = api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags,
+				(struct sockaddr *)&from, &flen);
+	ASSERT_EQ(40, n);
+	EXPECT_TRUE(flags & MSG_VMA_ZCOPY);
+	EXPECT_EQ(1, pk->n_packet_num);
+	EXPECT_EQ(1, pk->pkts[0].sz_iov);
+	EXPECT_EQ(40, pk->pkts[0].iov[0].iov_len);
+	EXPECT_TRUE(in_umem(pk->pkts[0].iov[0].iov_base));
+	EXPECT_EQ(sizeof(from), flen);
+	EXPECT_EQ(htonl(0x0a080001), from.sin_addr.s_addr);
+	held_id = pk->pkts[0].packet_id;
+	held_data = pk->pkts[0].iov[0].iov_base;
+	held_seq = seq_of(held_data);
+	/* the ring goes on without that chunk: many more, each freed */
+	send_n(self->cmd, self->done, 32001, 3000, 40);
+	for (i = 0; i < 3000; i++) {
+		flags = 0;
+		n = api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL);
+		ASSERT_EQ(40, n);
+		EXPECT_NE(held_data, pk->pkts[0].iov[0].iov_base);
+		ASSERT_EQ(0, api->free_packets(fd, pk->pkts, 1));
+	}
+	/* the held one was never reused: its payload is its own */
+	EXPECT_EQ(held_seq, seq_of(held_data));
+	ASSERT_EQ(0, api->free_packets(fd, (struct vma_packet_t *)&held_id, 1));
+	/* freed, its chunk comes round again */
+	send_n(self->cmd, self->done, 32001, 2000, 40);
+	for (i = 0; i < 2000; i++) {
+		flags = 0;
+		ASSERT_EQ(40, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags,
+						  NULL, NULL));
+		reused += pk->pkts[0].iov[0].iov_base == held_data;
+		ASSERT_EQ(0, api->free_packets(fd, pk->pkts, 1));
+	}
+	EXPECT_GT(reused, 0);
+	close(fd);
+}
+
+TEST_F(pre, zero_copy_errors_and_the_kernel_path)
+{
+	int fd = udp_bound(32002), lo = socket(AF_INET, SOCK_DGRAM, 0), flags;
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons(32002) };
+	struct vma_api_t *api = vma_get_api();
+	char buf[256], small[20];
+	struct vma_packet_t bogus = { .packet_id = buf };
+	ssize_t n;
+
+	ASSERT_GE(fd, 0);
+	inet_pton(AF_INET, ADDR_B, &me.sin_addr);
+	/* nothing there */
+	flags = MSG_DONTWAIT;
+	errno = 0;
+	EXPECT_EQ(-1, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	rcvtimeo(fd, 1);
+	flags = 0;
+	EXPECT_EQ(-1, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
+	/* no room for the header: nothing taken */
+	send_n(self->cmd, self->done, 32002, 1, 30);
+	flags = 0;
+	EXPECT_EQ(-1, api->recvfrom_zcopy(fd, small, sizeof(small), &flags,
+					  NULL, NULL));
+	EXPECT_EQ(ENOBUFS, errno);
+	flags = 0;
+	EXPECT_EQ(30, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL));
+	EXPECT_EQ(0, api->free_packets(fd, ((struct vma_packets_t *)buf)->pkts, 1));
+	/* freed twice, or not ours: ENOENT */
+	EXPECT_EQ(-1, api->free_packets(fd, ((struct vma_packets_t *)buf)->pkts, 1));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(-1, api->free_packets(fd, &bogus, 1));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(-1, api->free_packets(lo, &bogus, 1));
+	EXPECT_EQ(EINVAL, errno);
+	/* from our own netns: the kernel socket, so a copy */
+	ASSERT_EQ(5, sendto(lo, "local", 5, 0, (void *)&me, sizeof(me)));
+	usleep(100000);
+	flags = MSG_VMA_ZCOPY_FORCE;
+	EXPECT_EQ(-1, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL));
+	EXPECT_EQ(EIO, errno);
+	flags = 0;
+	n = api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL);
+	EXPECT_EQ(5, n);
+	EXPECT_FALSE(flags & MSG_VMA_ZCOPY);
+	EXPECT_EQ(0, memcmp(buf, "local", 5));
+	/* a socket the library does not offload (TCP): a copy too */
+	flags = MSG_VMA_ZCOPY_FORCE | MSG_DONTWAIT;
+	EXPECT_EQ(-1, api->recvfrom_zcopy(lo, buf, sizeof(buf), &flags, NULL, NULL));
+	EXPECT_EQ(EIO, errno);
+	close(lo);
+	close(fd);
+}
+
+/* ---- the receive callback ---- */
+
+#define CB_N	100000
+
+struct cb_count {
+	atomic_uint calls, dropped, queued, held;
+	void *ids[CB_N / 3 + 16];
+	atomic_uint nids;
+	unsigned int bad_info;
+};
+
+static vma_recv_callback_retval_t cb(int fd, size_t sz_iov, struct iovec iov[],
+				     struct vma_info_t *info, void *ctx)
+{
+	struct cb_count *c = ctx;
+	uint32_t s = seq_of(iov[0].iov_base);
+
+	(void)fd;
+	atomic_fetch_add(&c->calls, 1);
+	if (sz_iov != 1 || info->struct_sz != sizeof(*info) ||
+	    info->payload_sz != iov[0].iov_len || !info->src || !info->dst ||
+	    info->dst->sin_port != htons(32003) || !info->packet_id)
+		c->bad_info++;
+	switch (s % 3) {
+	case 0:
+		atomic_fetch_add(&c->dropped, 1);
+		return VMA_PACKET_DROP;
+	case 1:
+		atomic_fetch_add(&c->queued, 1);
+		return VMA_PACKET_RECV;
+	default:
+		atomic_fetch_add(&c->held, 1);
+		c->ids[atomic_fetch_add(&c->nids, 1) % (CB_N / 3 + 16)] =
+			info->packet_id;
+		return VMA_PACKET_HOLD;
+	}
+}
+
+TEST_F(pre, receive_callback_drop_recv_hold_counted_exactly)
+{
+	static struct cb_count c;
+	struct vma_api_t *api = vma_get_api();
+	int fd = udp_bound(32003), lo = socket(AF_INET, SOCK_DGRAM, 0);
+	unsigned int got = 0, freed = 0, i, n;
+	char buf[2048];
+
+	ASSERT_GE(fd, 0);
+	errno = 0;
+	EXPECT_EQ(-1, api->register_recv_callback(lo, cb, &c));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, api->register_recv_callback(fd, cb, &c));
+	rcvtimeo(fd, 3);
+	if (!fork()) {
+		/* the sender is slow enough for the ring: send and go */
+		send_n(self->cmd, self->done, 32003, CB_N, 32);
+		_exit(0);
+	}
+	while (recv(fd, buf, sizeof(buf), 0) >= 0) {
+		got++;
+		/* what callbacks held: given back outside them */
+		n = atomic_load(&c.nids);
+		for (i = freed; i < n; i++)
+			EXPECT_EQ(0, api->free_packets(fd,
+				(struct vma_packet_t *)&c.ids[i % (CB_N / 3 + 16)], 1));
+		freed = n;
+	}
+	wait(NULL);
+	n = atomic_load(&c.nids);
+	for (i = freed; i < n; i++)
+		EXPECT_EQ(0, api->free_packets(fd,
+			(struct vma_packet_t *)&c.ids[i % (CB_N / 3 + 16)], 1));
+	EXPECT_EQ(0, c.bad_info);
+	EXPECT_EQ(c.calls, c.dropped + c.queued + c.held);
+	/* everything went through a ring and a callback */
+	EXPECT_EQ(CB_N, c.calls);
+	EXPECT_EQ(CB_N / 3 + (CB_N % 3 > 1), c.queued);
+	EXPECT_EQ(c.queued, got);
+	EXPECT_EQ(c.held, n);
+	/* NULL removes it: datagrams are queued as before */
+	ASSERT_EQ(0, api->register_recv_callback(fd, NULL, NULL));
+	send_n(self->cmd, self->done, 32003, 9, 32);
+	usleep(100000);
+	EXPECT_EQ(9, drain(fd));
+	EXPECT_EQ(CB_N, c.calls);
+	close(lo);
+	close(fd);
+}
+
+/* ---- rings and options ---- */
+
+TEST_F(pre, ring_fds_and_the_socket_options)
+{
+	struct vma_api_t *api = vma_get_api();
+	int fd = udp_bound(32004), lo = socket(AF_INET, SOCK_STREAM, 0), rfd;
+	uint64_t ud = 0x1234567890abcdefULL, got64 = 0;
+	uint32_t tag = 77, got32 = 0;
+	socklen_t len;
+	struct pollfd p;
+
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(1, api->get_socket_rings_num(fd));
+	EXPECT_EQ(0, api->get_socket_rings_num(lo));
+	EXPECT_EQ(-1, api->get_socket_rings_fds(fd, NULL, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, api->get_socket_rings_fds(fd, &rfd, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, api->get_socket_rings_fds(lo, &rfd, 1));
+	ASSERT_EQ(1, api->get_socket_rings_fds(fd, &rfd, 1));
+	/* the ring fd is readable while the ring holds datagrams */
+	p = (struct pollfd){ .fd = rfd, .events = POLLIN };
+	EXPECT_EQ(0, poll(&p, 1, 0));
+	send_n(self->cmd, self->done, 32004, 3, 32);
+	EXPECT_EQ(1, poll(&p, 1, 2000));
+	EXPECT_EQ(3, drain(fd));
+	/* SO_VMA_USER_DATA: a pointer-sized value, on any socket */
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SOCKET, SO_VMA_USER_DATA, &ud, 4));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_VMA_USER_DATA, &ud, sizeof(ud)));
+	len = sizeof(got64);
+	EXPECT_EQ(0, getsockopt(fd, SOL_SOCKET, SO_VMA_USER_DATA, &got64, &len));
+	EXPECT_EQ(ud, got64);
+	EXPECT_EQ(0, setsockopt(lo, SOL_SOCKET, SO_VMA_USER_DATA, &ud, sizeof(ud)));
+	/* SO_VMA_FLOW_TAG: a non-zero 32-bit tag */
+	tag = 0;
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SOCKET, SO_VMA_FLOW_TAG, &tag, sizeof(tag)));
+	EXPECT_EQ(EINVAL, errno);
+	tag = 77;
+	EXPECT_EQ(-1, setsockopt(fd, SOL_SOCKET, SO_VMA_FLOW_TAG, &tag, 2));
+	EXPECT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_VMA_FLOW_TAG, &tag, sizeof(tag)));
+	len = sizeof(got32);
+	EXPECT_EQ(0, getsockopt(fd, SOL_SOCKET, SO_VMA_FLOW_TAG, &got32, &len));
+	EXPECT_EQ(77, got32);
+	/* SO_VMA_SHUTDOWN_RX: no more rings, the kernel socket receives */
+	EXPECT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_VMA_SHUTDOWN_RX, &tag, sizeof(tag)));
+	EXPECT_EQ(0, api->get_socket_rings_num(fd));
+	send_n(self->cmd, self->done, 32004, 4, 32);
+	usleep(100000);
+	EXPECT_EQ(4, drain(fd));
+	close(lo);
+	close(fd);
+}
+
+/* ---- socketXtreme ---- */
+
+TEST_F(pre, socketxtreme_eight_sockets_on_one_ring)
+{
+	struct vma_completion_t c[64];
+	struct vma_api_t *api;
+	int fd[8], i, k, n, rfd, ep, seen[8] = { 0 }, total, form;
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint64_t ud;
+
+	setenv("VMA_SOCKETXTREME", "1", 1);	/* before the first socket */
+	ep = epoll_create1(0);
+	for (i = 0; i < 8; i++) {
+		fd[i] = udp_bound((uint16_t)(32010 + i));
+		ASSERT_GE(fd[i], 0);
+		ud = 1000 + i;
+		ASSERT_EQ(0, setsockopt(fd[i], SOL_SOCKET, SO_VMA_USER_DATA, &ud,
+					sizeof(ud)));
+		ev.data.u64 = (uint64_t)i;
+		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd[i], &ev));
+	}
+	api = vma_get_api();
+	ASSERT_EQ(MASK_XT, api->vma_extra_supported_mask & MASK_XT);
+	ASSERT_EQ(1, api->get_socket_rings_fds(fd[0], &rfd, 1));
+	for (i = 1; i < 8; i++) {
+		int other;
+
+		ASSERT_EQ(1, api->get_socket_rings_fds(fd[i], &other, 1));
+		EXPECT_EQ(rfd, other);	/* one ring for all eight */
+	}
+	for (form = 0; form < 3; form++) {
+		for (i = 0; i < 8; i++)
+			send_n(self->cmd, self->done, (uint16_t)(32010 + i), 25, 24);
+		usleep(200000);
+		memset(seen, 0, sizeof(seen));
+		for (total = k = 0; k < 200 && total < 200; k++) {
+			/* the ring's fd (libvma's form), each socket, the set */
+			if (form == 0)
+				n = api->socketxtreme_poll(rfd, c, 64, 0);
+			else if (form == 1)
+				n = api->socketxtreme_poll(fd[k % 8], c, 64, 0);
+			else
+				n = api->socketxtreme_poll(ep, c, 64, 0);
+			ASSERT_GE(n, 0);
+			for (i = 0; i < n; i++) {
+				ASSERT_TRUE(c[i].events & VMA_SOCKETXTREME_PACKET);
+				ASSERT_GE(c[i].user_data, 1000);
+				ASSERT_LT(c[i].user_data, 1008);
+				EXPECT_EQ(24, c[i].packet.total_len);
+				EXPECT_EQ(1, c[i].packet.num_bufs);
+				EXPECT_EQ(24, c[i].packet.buff_lst->len);
+				EXPECT_EQ(NULL, c[i].packet.buff_lst->next);
+				EXPECT_EQ(htonl(0x0a080001), c[i].src.sin_addr.s_addr);
+				seen[c[i].user_data - 1000]++;
+			}
+			if (n)
+				EXPECT_EQ(0, api->socketxtreme_free_vma_packets(
+					&c[0].packet, 1));
+			for (i = 1; i < n; i++)
+				EXPECT_EQ(0, api->socketxtreme_free_vma_packets(
+					&c[i].packet, 1));
+			total += n;
+		}
+		EXPECT_EQ(200, total) TH_LOG("form %d", form);
+		for (i = 0; i < 8; i++)
+			EXPECT_EQ(25, seen[i]) TH_LOG("form %d socket %d", form, i);
+		/* recv() does not see them in socketXtreme mode */
+		for (i = 0; i < 8; i++)
+			EXPECT_EQ(0, drain(fd[i]));
+	}
+	errno = 0;
+	EXPECT_EQ(-1, api->socketxtreme_poll(self->cmd, c, 1, 0));
+	EXPECT_EQ(EBADFD, errno);
+	for (i = 0; i < 8; i++)
+		close(fd[i]);
+	close(ep);
+}
+
+TEST_F(pre, socketxtreme_buffer_references)
+{
+	struct vma_completion_t c;
+	struct vma_api_t *api;
+	struct vma_buff_t *b;
+	int fd, i, n = 0;
+
+	setenv("VMA_SOCKETXTREME", "1", 1);
+	fd = udp_bound(32020);
+	ASSERT_GE(fd, 0);
+	api = vma_get_api();
+	send_n(self->cmd, self->done, 32020, 1, 24);
+	for (i = 0; i < 100 && n != 1; i++) {
+		n = api->socketxtreme_poll(fd, &c, 1, 0);
+		usleep(10000);
+	}
+	ASSERT_EQ(1, n);
+	b = c.packet.buff_lst;
+	/* one reference from the poll, two more: three frees, a fourth fails */
+	EXPECT_EQ(2, api->socketxtreme_ref_vma_buff(b));
+	EXPECT_EQ(3, api->socketxtreme_ref_vma_buff(b));
+	EXPECT_EQ(2, api->socketxtreme_free_vma_buff(b));
+	EXPECT_EQ(1, api->socketxtreme_free_vma_buff(b));
+	EXPECT_EQ(0, api->socketxtreme_free_vma_buff(b));
+	errno = 0;
+	EXPECT_EQ(-1, api->socketxtreme_free_vma_buff(b));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, api->socketxtreme_ref_vma_buff(b));
+	EXPECT_EQ(-1, api->socketxtreme_free_vma_packets(&c.packet, 1));
+	EXPECT_EQ(EINVAL, errno);
+	/* no chunk came back twice: the ring still works, every datagram once */
+	send_n(self->cmd, self->done, 32020, 2000, 24);
+	for (i = 0, n = 0; i < 400 && n < 2000; i++) {
+		int k = api->socketxtreme_poll(fd, &c, 1, 0), j;
+
+		for (j = 0; j < k; j++, n++)
+			ASSERT_EQ(0, api->socketxtreme_free_vma_packets(&c.packet, 1));
+		if (!k)
+			usleep(10000);
+	}
+	EXPECT_EQ(2000, n);
+	close(fd);
+}
+
+TEST_F(pre, socketxtreme_tcp_accepts_and_reports_readiness)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct vma_completion_t c[4];
+	socklen_t alen = sizeof(a);
+	struct vma_api_t *api;
+	int l, ep, cl, n, i, newfd = -1, flags;
+	uint64_t ud = 4242;
+	char buf[64];
+
+	setenv("VMA_SOCKETXTREME", "1", 1);
+	ep = epoll_create1(0);
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	ASSERT_EQ(0, bind(l, (void *)&a, sizeof(a)));
+	ASSERT_EQ(0, getsockname(l, (void *)&a, &alen));
+	ASSERT_EQ(0, listen(l, 4));
+	ev.data.fd = l;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, l, &ev));
+	api = vma_get_api();
+	cl = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_EQ(0, connect(cl, (void *)&a, sizeof(a)));
+	usleep(100000);
+	/* the listening socket's connection, accepted by the poll */
+	n = api->socketxtreme_poll(ep, c, 4, 0);
+	ASSERT_EQ(1, n);
+	EXPECT_TRUE(c[0].events & VMA_SOCKETXTREME_NEW_CONNECTION_ACCEPTED);
+	EXPECT_EQ(l, c[0].listen_fd);
+	newfd = (int)c[0].user_data;
+	ASSERT_GT(newfd, 0);
+	EXPECT_EQ(0, setsockopt(newfd, SOL_SOCKET, SO_VMA_USER_DATA, &ud,
+				sizeof(ud)));
+	ev.data.fd = newfd;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, newfd, &ev));
+	ASSERT_EQ(5, write(cl, "hello", 5));
+	usleep(100000);
+	for (i = 0, n = 0; i < 10 && !n; i++)
+		n = api->socketxtreme_poll(ep, c, 4, 0);
+	ASSERT_EQ(1, n);
+	EXPECT_TRUE(c[0].events & EPOLLIN);
+	EXPECT_EQ(4242, c[0].user_data);
+	/* zero copy on TCP: a copy, the flag cleared */
+	flags = 0;
+	EXPECT_EQ(5, api->recvfrom_zcopy(newfd, buf, sizeof(buf), &flags,
+					 NULL, NULL));
+	EXPECT_FALSE(flags & MSG_VMA_ZCOPY);
+	close(newfd);
+	close(cl);
+	close(l);
+	close(ep);
+}
+
+int main(int argc, char **argv)
+{
+	if (getuid() == 0)
+		netns_up();
+	return test_harness_run(argc, argv);
+}
