@@ -99,11 +99,14 @@ module:
 	@test -n "$(KERNELDIR)" || { echo 'no kernel headers: apt-get install linux-headers-amd64, or set KERNELDIR'; exit 1; }
 	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) VMAK_VERSION=$(VMAK_VERSION) W=1 modules
 
-# Build for another kernel without disturbing the tree: KDIR=... KOUT=dir
+# Build for another kernel without disturbing the tree: KDIR=... KOUT=dir.
+# With the compiler that kernel was built with: the host's, or for a newer
+# kernel than Debian 12's gcc can build, a Debian unstable build root's
+# (selftests/vm/kmake, selftests/vm/buildroot).
 module-for:
 	@mkdir -p $(KOUT)
 	@cp -r Kbuild VERSION kmod uapi $(KOUT)/
-	$(MAKE) -C $(KDIR) M=$(abspath $(KOUT)) VMAK_VERSION=$(VMAK_VERSION) W=1 modules
+	+selftests/vm/kmake $(KDIR) $(abspath $(KOUT)) VMAK_VERSION=$(VMAK_VERSION) W=1 modules
 
 # Regenerate the netlink uapi header from its spec (kernel's ynl-gen-c.py).
 ynl-gen:
