@@ -360,7 +360,8 @@ static struct vmak_umem *vmak_bind_shared_umem(struct vmak_sock *vs, int fd,
 	return umem;
 }
 
-static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
+static int vmak_bind(struct socket *sock, struct vmak_bind_addr *addr,
+		     int addr_len)
 {
 	struct sockaddr_vmak *sv = (struct sockaddr_vmak *)addr;
 	struct vmak_sock *vs = vmak_sk(sock->sk);

@@ -20,6 +20,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/skbuff.h>
+#include <net/sock.h>
 
 /* 6.12 moved the unaligned access helpers out of asm/. */
 #ifdef VMAK_HAVE_LINUX_UNALIGNED_H
@@ -132,6 +133,29 @@ static inline bool vmak_sk_nonlocal_bind(struct sock *sk)
 #define vmak_udp_table(net) ((net)->ipv4.udp_table)
 #else
 #define vmak_udp_table(net) (&udp_table)
+#endif
+
+/*
+ * The owner of a socket (whoever opened it). After 6.12 sk_uid() reads it
+ * and sock_i_uid() is gone (7.2 has only sk_uid()).
+ */
+static inline kuid_t vmak_sk_uid(struct sock *sk)
+{
+#ifdef VMAK_HAVE_SK_UID
+	return sk_uid(sk);
+#else
+	return sock_i_uid(sk);
+#endif
+}
+
+/*
+ * The address that proto_ops.bind is given (struct vmak_bind_addr). After 6.12 it became a
+ * struct sockaddr_unsized *, which names no size (7.2 has it).
+ */
+#ifdef VMAK_HAVE_BIND_SOCKADDR_UNSIZED
+#define vmak_bind_addr sockaddr_unsized
+#else
+#define vmak_bind_addr sockaddr
 #endif
 
 #endif /* VMAK_PROBE */
