@@ -698,11 +698,17 @@ int __init vmak_sock_init(void)
 
 	err = sock_register(&vmak_family_ops);
 	if (err) {
-		if (err == -EEXIST)
+		/* A module's init that fails with -EEXIST reads to modprobe
+		 * as "already loaded", and the module loader of newer kernels
+		 * (7.2) turns it into -EBUSY: say -EBUSY on every kernel.
+		 */
+		if (err == -EEXIST) {
 			pr_err("socket family %d is taken by another module; load with family=N\n",
 			       vmak_family);
-		else
+			err = -EBUSY;
+		} else {
 			pr_err("sock_register(%d) failed: %d\n", vmak_family, err);
+		}
 		goto err_proto;
 	}
 	return 0;
