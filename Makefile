@@ -69,7 +69,7 @@ ST_CPPFLAGS := -Iselftests -I$(KSFT_DIR)
 ST_WFLAGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-sign-compare -Wno-unused-parameter
 
-.PHONY: all module lib tools selftests examples check unit vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
+.PHONY: all module lib tools selftests examples check probe-check unit vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
 	dkms-install clean help style sparse check-abi check-layers htmldocs
 
 all: module lib tools selftests examples
@@ -79,9 +79,10 @@ help:
 	@echo '  all          vmak.ko, libvmak.so/.a, vmakctl, selftests (default)'
 	@echo '  module       vmak.ko against KERNELDIR (now: $(or $(KERNELDIR),none found))'
 	@echo '  lib tools    libvmak and vmakctl only'
-	@echo '  check        install deps, unit tests, VM selftests on KERNELS=$(KERNELS)'
+	@echo '  check        install deps, unit tests, probe check, VM selftests on KERNELS=$(KERNELS)'
+	@echo '  probe-check  build vmak.ko for each of KERNELS, check the compat probes against their table'
 	@echo '  unit         host unit tests only'
-	@echo '  vmcheck      VM selftests only (KERNEL=6.1|6.12|6.12-rt)'
+	@echo '  vmcheck      VM selftests only (KERNEL=6.1|6.12|6.12-rt|unstable|unstable-rt)'
 	@echo '  demo         boot a VM, load vmak, show it working'
 	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
 	@echo '  dkms-install register the source tree with DKMS and build it'
@@ -95,9 +96,15 @@ help:
 	@echo '  clean        remove build products'
 
 # ---- kernel module -------------------------------------------------------
+# In the source tree, through selftests/vm/kmake: a kernel fetched for the
+# VM tests that the host's compiler cannot build for (unstable's) is built
+# in the Debian unstable build root. DKMS's copy has no kmake, and needs
+# none: its kernel's compiler is the system's.
+KMAKE := $(wildcard selftests/vm/kmake)
 module:
 	@test -n "$(KERNELDIR)" || { echo 'no kernel headers: apt-get install linux-headers-amd64, or set KERNELDIR'; exit 1; }
-	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) VMAK_VERSION=$(VMAK_VERSION) W=1 modules
+	$(if $(KMAKE),+$(KMAKE) $(KERNELDIR) $(CURDIR),$(MAKE) -C $(KERNELDIR) M=$(CURDIR)) \
+		VMAK_VERSION=$(VMAK_VERSION) W=1 modules
 
 # Build for another kernel without disturbing the tree: KDIR=... KOUT=dir.
 # With the compiler that kernel was built with: the host's, or for a newer
@@ -218,11 +225,15 @@ $(KSFT_HDRS) &:
 		linux-source-6.1/tools/testing/selftests/kselftest.h
 	touch $(KSFT_HDRS)
 
-KERNELS ?= 6.1 6.12 6.12-rt
+# KERNEL:short runs the short set of VM selftests there (scripts/check.sh).
+KERNELS ?= 6.1 unstable 6.12:short 6.12-rt:short
 KERNEL ?= 6.1
 
 check:
 	scripts/check.sh $(KERNELS)
+
+probe-check:
+	selftests/vm/probe-check $(foreach k,$(KERNELS),$(firstword $(subst :, ,$(k))))
 
 unit: $(UNIT_BINS) $(LIB_SO)
 	selftests/run-unit $(UNIT_BINS)
