@@ -74,7 +74,7 @@ ST_CPPFLAGS := -Iselftests -I$(KSFT_DIR)
 ST_WFLAGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-sign-compare -Wno-unused-parameter
 
-.PHONY: all module lib tools selftests examples check unit preload-host asan tsan preload-bins vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
+.PHONY: all module lib tools selftests examples check probe-check unit preload-host asan tsan preload-bins vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
 	dkms-install clean help style sparse check-abi check-layers htmldocs
 
 all: module lib tools selftests examples
@@ -84,11 +84,12 @@ help:
 	@echo '  all          vmak.ko, libvmak.so/.a, vmakctl, selftests (default)'
 	@echo '  module       vmak.ko against KERNELDIR (now: $(or $(KERNELDIR),none found))'
 	@echo '  lib tools    libvmak and vmakctl only'
-	@echo '  check        install deps, unit tests, VM selftests on KERNELS=$(KERNELS)'
+	@echo '  check        install deps, unit tests, probe check, VM selftests on KERNELS=$(KERNELS)'
+	@echo '  probe-check  build vmak.ko for each of KERNELS, check the compat probes against their table'
 	@echo '  unit         host unit tests only'
 	@echo '  preload-host host preload probes: each program plain and with libvmak.so preloaded'
 	@echo '  asan tsan    the threaded preload probes on a libvmak built with ASan+UBSan / TSan'
-	@echo '  vmcheck      VM selftests only (KERNEL=6.1|6.12|6.12-rt)'
+	@echo '  vmcheck      VM selftests only (KERNEL=6.1|6.12|6.12-rt|unstable|unstable-rt)'
 	@echo '  demo         boot a VM, load vmak, show it working'
 	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
 	@echo '  dkms-install register the source tree with DKMS and build it'
@@ -102,15 +103,24 @@ help:
 	@echo '  clean        remove build products'
 
 # ---- kernel module -------------------------------------------------------
+# In the source tree, through selftests/vm/kmake: a kernel fetched for the
+# VM tests that the host's compiler cannot build for (unstable's) is built
+# in the Debian unstable build root. DKMS's copy has no kmake, and needs
+# none: its kernel's compiler is the system's.
+KMAKE := $(wildcard selftests/vm/kmake)
 module:
 	@test -n "$(KERNELDIR)" || { echo 'no kernel headers: apt-get install linux-headers-amd64, or set KERNELDIR'; exit 1; }
-	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) VMAK_VERSION=$(VMAK_VERSION) W=1 modules
+	$(if $(KMAKE),+$(KMAKE) $(KERNELDIR) $(CURDIR),$(MAKE) -C $(KERNELDIR) M=$(CURDIR)) \
+		VMAK_VERSION=$(VMAK_VERSION) W=1 modules
 
-# Build for another kernel without disturbing the tree: KDIR=... KOUT=dir
+# Build for another kernel without disturbing the tree: KDIR=... KOUT=dir.
+# With the compiler that kernel was built with: the host's, or for a newer
+# kernel than Debian 12's gcc can build, a Debian unstable build root's
+# (selftests/vm/kmake, selftests/vm/buildroot).
 module-for:
 	@mkdir -p $(KOUT)
 	@cp -r Kbuild VERSION kmod uapi $(KOUT)/
-	$(MAKE) -C $(KDIR) M=$(abspath $(KOUT)) VMAK_VERSION=$(VMAK_VERSION) W=1 modules
+	+selftests/vm/kmake $(KDIR) $(abspath $(KOUT)) VMAK_VERSION=$(VMAK_VERSION) W=1 modules
 
 # Regenerate the netlink uapi header from its spec (kernel's ynl-gen-c.py).
 ynl-gen:
@@ -248,11 +258,15 @@ $(KSFT_HDRS) &:
 		linux-source-6.1/tools/testing/selftests/kselftest.h
 	touch $(KSFT_HDRS)
 
-KERNELS ?= 6.1 6.12 6.12-rt
+# KERNEL:short runs the short set of VM selftests there (scripts/check.sh).
+KERNELS ?= 6.1 unstable 6.12:short 6.12-rt:short
 KERNEL ?= 6.1
 
 check:
 	scripts/check.sh $(KERNELS)
+
+probe-check:
+	selftests/vm/probe-check $(foreach k,$(KERNELS),$(firstword $(subst :, ,$(k))))
 
 unit: $(UNIT_BINS) $(LIB_SO) $(B)/ringrx
 	selftests/run-unit $(UNIT_BINS)

@@ -224,7 +224,7 @@ static int vmak_nl_fill_ring(struct sk_buff *msg, struct vmak_sock *vs,
 	    (nla_put_u32(msg, VMAK_A_RING_OWNER_PID,
 			 pid_nr_ns(vs->owner, view->pid_ns)) ||
 	     nla_put_u32(msg, VMAK_A_RING_OWNER_UID,
-			 from_kuid_munged(view->user_ns, sock_i_uid(&vs->sk)))))
+			 from_kuid_munged(view->user_ns, vmak_sk_uid(&vs->sk)))))
 		goto err_cancel;
 	if (vs->state == VMAK_STATE_BOUND &&
 	    (nla_put_u32(msg, VMAK_A_RING_IFINDEX, vs->ifindex) ||
@@ -453,7 +453,7 @@ static int vmak_nl_ring_set_doit(struct sk_buff *skb, struct genl_info *info)
 	/* The owner tunes its own ring; an admin of its netns any ring.
 	 * Both judged by who opened the sockets, as the kernel's sockets do.
 	 */
-	if (!uid_eq(sock_i_uid(&vs->sk), sock_i_uid(NETLINK_CB(skb).sk)) &&
+	if (!uid_eq(vmak_sk_uid(&vs->sk), vmak_sk_uid(NETLINK_CB(skb).sk)) &&
 	    !netlink_ns_capable(skb, sock_net(&vs->sk)->user_ns,
 				CAP_NET_ADMIN)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[VMAK_A_RING_ID],

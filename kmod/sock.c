@@ -360,7 +360,8 @@ static struct vmak_umem *vmak_bind_shared_umem(struct vmak_sock *vs, int fd,
 	return umem;
 }
 
-static int vmak_bind(struct socket *sock, struct sockaddr *addr, int addr_len)
+static int vmak_bind(struct socket *sock, struct vmak_bind_addr *addr,
+		     int addr_len)
 {
 	struct sockaddr_vmak *sv = (struct sockaddr_vmak *)addr;
 	struct vmak_sock *vs = vmak_sk(sock->sk);
@@ -697,11 +698,17 @@ int __init vmak_sock_init(void)
 
 	err = sock_register(&vmak_family_ops);
 	if (err) {
-		if (err == -EEXIST)
+		/* A module's init that fails with -EEXIST reads to modprobe
+		 * as "already loaded", and the module loader of newer kernels
+		 * (7.2) turns it into -EBUSY: say -EBUSY on every kernel.
+		 */
+		if (err == -EEXIST) {
 			pr_err("socket family %d is taken by another module; load with family=N\n",
 			       vmak_family);
-		else
+			err = -EBUSY;
+		} else {
 			pr_err("sock_register(%d) failed: %d\n", vmak_family, err);
+		}
 		goto err_proto;
 	}
 	return 0;

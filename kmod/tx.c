@@ -90,7 +90,7 @@ static void vmak_tx_zc_done(struct sk_buff *skb, struct ubuf_info *uarg,
 	kfree(zc);
 }
 
-#ifdef VMAK_HAVE_UBUF_OPS
+#ifdef VMAK_HAVE_UBUF_INFO_OPS
 static const struct ubuf_info_ops vmak_tx_zc_ops = {
 	.complete = vmak_tx_zc_done,
 };
@@ -193,7 +193,7 @@ static struct sk_buff *vmak_tx_zerocopy(struct vmak_sock *vs,
 	skb->data_len = len - VMAK_TX_ZC_COPY;
 	skb->truesize += len - VMAK_TX_ZC_COPY;
 
-#ifdef VMAK_HAVE_UBUF_OPS
+#ifdef VMAK_HAVE_UBUF_INFO_OPS
 	zc->ubuf.ops = &vmak_tx_zc_ops;
 #else
 	zc->ubuf.callback = vmak_tx_zc_done;

@@ -6,7 +6,8 @@ set -euo pipefail
 
 pkgs=(python3-yaml python3-jsonschema python3-sphinx make gcc libc6-dev pkg-config kmod dwarves iputils-ping ethtool cpio xz-utils zstd iproute2 sockperf iperf3
       libmnl-dev busybox-static qemu-system-x86 qemu-utils strace
-      linux-source-6.1)
+      linux-source-6.1
+      debootstrap)	# the Debian unstable build root (selftests/vm/buildroot)
 case ${1:-} in
 --bench) pkgs+=(gnuplot-nox libxdp-dev libbpf-dev sockperf linux-perf) ;;
 --debug) pkgs+=(flex bison bc libelf-dev libssl-dev) ;;	# building the debug kernel
