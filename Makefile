@@ -362,9 +362,14 @@ demo: lib tools selftests examples bench-bins
 XDP_LIBS := $(shell pkg-config --libs libxdp libbpf 2>/dev/null)
 BENCH_XDP := $(if $(XDP_LIBS),-DHAVE_LIBXDP)
 BENCH_BINS := $(B)/bench/udpgen $(B)/bench/rxbench $(B)/bench/txbench \
-	      $(B)/bench/pingpong $(B)/bench/ringmem
+	      $(B)/bench/pingpong $(B)/bench/ringmem $(B)/bench/xtbench
 
 bench-bins: $(BENCH_BINS)
+
+# A libvma program: <mellanox/vma_extra.h> and the C library (preloaded).
+$(B)/bench/xtbench: bench/xtbench.c lib/include/mellanox/vma_extra.h
+	@mkdir -p $(@D)
+	$(CC) -Ilib/include $(CFLAGS) $(WFLAGS) -o $@ $<
 
 $(B)/bench/udpgen: bench/udpgen.c bench/frame.h
 	@mkdir -p $(@D)
