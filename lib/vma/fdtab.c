@@ -221,8 +221,8 @@ void vfd_forget_nolock(int fd)
 			continue;
 		late[i].fd = fd;
 		late[i].obj = old;
-		__atomic_store_n(&late[i].state, LATE_READY, __ATOMIC_RELEASE);
-		__atomic_store_n(&vfd_late, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&late[i].state, LATE_READY, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&vfd_late, 1, __ATOMIC_SEQ_CST);
 		return;
 	}
 }
@@ -267,7 +267,10 @@ void vfd_late_drain(void)
 {
 	int i, st;
 
-	__atomic_store_n(&vfd_late, 0, __ATOMIC_RELAXED);
+	/* cleared before the entries are read (a full barrier): an entry
+	 * made after this is either seen below or sets vfd_late again
+	 */
+	__atomic_exchange_n(&vfd_late, 0, __ATOMIC_SEQ_CST);
 	for (i = 0; i < LATE_MAX; i++) {
 		st = LATE_READY;
 		if (__atomic_load_n(&late[i].state, __ATOMIC_ACQUIRE) != st)
