@@ -153,6 +153,25 @@ unsigned int vdemux_each_front_locked(struct vringset *r,
 	return n;
 }
 
+unsigned int vdemux_owners_locked(struct vringset *r, const void **out,
+				  unsigned int max)
+{
+	unsigned int n = 0, k;
+	const void *o;
+	uint32_t i;
+
+	for (i = 0; i < r->tab_size && n < max; i++) {
+		if (!r->tab[i] || r->tab[i] == TOMBSTONE || r->tab[i]->retired)
+			continue;
+		o = r->tab[i]->cb->owner;
+		for (k = 0; k < n && out[k] != o; k++)
+			;
+		if (k == n)
+			out[n++] = o;
+	}
+	return n;
+}
+
 /* ---- attachments ---- */
 
 int vdemux_add(struct vatt *a)

@@ -88,6 +88,12 @@ unsigned int vdemux_each_front_locked(struct vringset *r,
 						 const struct vdgram *d,
 						 void *ctx),
 				      void *ctx, unsigned int max) VMAK_HIDDEN;
+/*
+ * The sockets (their callbacks' owners) with a live rule on r, each once,
+ * up to max (r->lock held). Returns how many.
+ */
+unsigned int vdemux_owners_locked(struct vringset *r, const void **out,
+				  unsigned int max) VMAK_HIDDEN;
 /* The UDP payload of a datagram a queue holds (its chunk, in the UMEM). */
 static inline const uint8_t *vdgram_payload(const struct vdgram *d)
 {

@@ -13,6 +13,9 @@
  * adds more; each free takes one, and the last returns the chunk under its
  * ring's lock. A chunk is returned once: a free that finds no reference
  * fails (EINVAL) and returns nothing.
+ *
+ * Copies (VHOLD_COPIES slots) are the same to the application: a packet,
+ * references, a free; their buffers are the library's malloc()s.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,6 +27,12 @@
 static struct vbuf *tab;
 static uint32_t ntab;
 static uint32_t held;
+static struct vbuf copies[VHOLD_COPIES];
+
+static bool is_copy(const struct vbuf *v)
+{
+	return v >= copies && v < copies + VHOLD_COPIES;
+}
 
 int vhold_init(uint32_t nchunks)
 {
@@ -76,14 +85,56 @@ struct vbuf *vhold_slot(uint64_t addr)
 	return tab && i < ntab ? &tab[i] : NULL;
 }
 
+static bool inside(uintptr_t a, const struct vbuf *t, uint32_t n)
+{
+	uintptr_t base = (uintptr_t)t;
+
+	return t && a >= base && a < base + n * sizeof(*t) &&
+	       !((a - base) % sizeof(*t));
+}
+
 struct vbuf *vhold_find(const void *p)
 {
-	uintptr_t a = (uintptr_t)p, base = (uintptr_t)tab;
+	uintptr_t a = (uintptr_t)p;
 
-	if (!tab || a < base || a >= base + ntab * sizeof(*tab) ||
-	    (a - base) % sizeof(*tab))
-		return NULL;
-	return (struct vbuf *)p;
+	if (inside(a, tab, ntab) || inside(a, copies, VHOLD_COPIES))
+		return (struct vbuf *)p;
+	return NULL;
+}
+
+struct vbuf *vhold_copy_claim(const void *owner)
+{
+	uint32_t i, zero;
+
+	for (i = 0; i < VHOLD_COPIES; i++) {
+		zero = 0;
+		if (!__atomic_compare_exchange_n(&copies[i].refs, &zero, 1,
+						 false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		copies[i].owner = owner;
+		copies[i].ring = NULL;
+		copies[i].copy = NULL;
+		__atomic_add_fetch(&held, 1, __ATOMIC_RELAXED);
+		return &copies[i];
+	}
+	return NULL;
+}
+
+void vhold_copy_fill(struct vbuf *v, void *buf, uint32_t len)
+{
+	v->copy = buf;
+	v->b.next = NULL;
+	v->b.payload = buf;
+	v->b.len = (uint16_t)len;
+	v->plen = len;
+}
+
+void vhold_copy_abandon(struct vbuf *v)
+{
+	v->copy = NULL;
+	__atomic_sub_fetch(&held, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&v->refs, 0, __ATOMIC_RELEASE);
 }
 
 int vhold_ref(struct vbuf *v)
@@ -101,6 +152,7 @@ int vhold_ref(struct vbuf *v)
 int vhold_put(struct vbuf *v)
 {
 	uint32_t refs = __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE);
+	void *copy = v->copy;	/* read while referenced: the slot is ours */
 	uint64_t addr;
 
 	do {
@@ -110,6 +162,11 @@ int vhold_put(struct vbuf *v)
 					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	if (refs > 1)
 		return (int)refs - 1;
+	if (is_copy(v)) {	/* free for the next claim from here on */
+		free(copy);
+		__atomic_sub_fetch(&held, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
 	addr = (uint64_t)(v - tab) * vrs_chunk_size();
 	pthread_mutex_lock(&v->ring->lock);
 	vrs_recycle_locked(v->ring, addr);
@@ -118,16 +175,22 @@ int vhold_put(struct vbuf *v)
 	return 0;
 }
 
-void vhold_release_owner(const void *owner)
+static void release_in(struct vbuf *t, uint32_t n, const void *owner)
 {
 	uint32_t i;
 
-	for (i = 0; tab && i < ntab; i++)
-		if (__atomic_load_n(&tab[i].refs, __ATOMIC_ACQUIRE) &&
-		    tab[i].owner == owner) {
-			__atomic_store_n(&tab[i].refs, 1, __ATOMIC_RELEASE);
-			vhold_put(&tab[i]);
+	for (i = 0; t && i < n; i++)
+		if (__atomic_load_n(&t[i].refs, __ATOMIC_ACQUIRE) &&
+		    t[i].owner == owner) {
+			__atomic_store_n(&t[i].refs, 1, __ATOMIC_RELEASE);
+			vhold_put(&t[i]);
 		}
+}
+
+void vhold_release_owner(const void *owner)
+{
+	release_in(tab, ntab, owner);
+	release_in(copies, VHOLD_COPIES, owner);
 }
 
 uint32_t vhold_count(void)

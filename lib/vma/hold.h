@@ -24,6 +24,7 @@ struct vbuf {
 	uint32_t plen;		/* payload bytes */
 	struct vringset *ring;	/* whose FILL ring it goes back to */
 	const void *owner;	/* the socket it was handed out for */
+	void *copy;		/* a copy's buffer (malloc), freed at the last */
 };
 
 /* The table for a UMEM of nchunks chunks (rings.c, once): 0 or -ENOMEM. */
@@ -48,6 +49,17 @@ int vhold_ref(struct vbuf *v) VMAK_HIDDEN;
  * ring's FILL ring. -EINVAL if it is not held (given back twice).
  */
 int vhold_put(struct vbuf *v) VMAK_HIDDEN;
+/*
+ * Copies: a datagram that came through the kernel socket (an IP fragment,
+ * a local sender), handed out as a packet like the rings' (socketXtreme),
+ * in a buffer of its own. Claim a slot first (NULL: all are held), then
+ * fill it with a malloc()ed buffer, which the last free frees; or abandon
+ * it if there was nothing to read.
+ */
+#define VHOLD_COPIES	256
+struct vbuf *vhold_copy_claim(const void *owner) VMAK_HIDDEN;
+void vhold_copy_fill(struct vbuf *v, void *buf, uint32_t len) VMAK_HIDDEN;
+void vhold_copy_abandon(struct vbuf *v) VMAK_HIDDEN;
 /* Every chunk held for owner goes back (its socket is closing). */
 void vhold_release_owner(const void *owner) VMAK_HIDDEN;
 /* Chunks the application holds now, all sockets together. */

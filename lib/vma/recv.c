@@ -18,7 +18,9 @@
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/uio.h>
 
 #include "sys.h"
@@ -680,6 +682,73 @@ void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
 	u->st->rx_ring++;
 }
 
+/* The largest UDP payload over IPv4 (over IPv6: less) */
+#define XT_MAX_DGRAM	65507
+
+unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
+			    unsigned int max, bool ready)
+{
+	struct sockaddr_storage from;
+	struct iovec iov;
+	struct msghdr m;
+	unsigned int n = 0;
+	struct vbuf *v;
+	ssize_t len;
+	void *buf, *fit;
+
+	if (!ready && __atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
+	    !__atomic_exchange_n(&u->w.os_hint, false, __ATOMIC_RELAXED) &&
+	    (!vconf.os_poll_ratio ||
+	     ++u->rx.os_skip % vconf.os_poll_ratio))
+		return 0;
+	while (n < max) {
+		v = vhold_copy_claim(u);
+		if (!v)
+			break;	/* all copies held: the kernel keeps the rest */
+		buf = malloc(XT_MAX_DGRAM);
+		if (!buf) {
+			vhold_copy_abandon(v);
+			break;
+		}
+		iov = (struct iovec){ buf, XT_MAX_DGRAM };
+		m = (struct msghdr){ .msg_name = &from,
+				     .msg_namelen = sizeof(from),
+				     .msg_iov = &iov, .msg_iovlen = 1 };
+		len = vmak_sys_recvmsg(u->fd, &m, MSG_DONTWAIT);
+		if (len < 0) {
+			free(buf);
+			vhold_copy_abandon(v);
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			/* the socket's error (ICMP): the next receive's */
+			__atomic_store_n(&u->rx.pending_err, errno,
+					 __ATOMIC_RELAXED);
+			memset(&c[n], 0, sizeof(c[n]));
+			c[n].events = EPOLLERR;
+			c[n++].user_data = __atomic_load_n(&u->user_data,
+							   __ATOMIC_RELAXED);
+			break;
+		}
+		fit = realloc(buf, len ? (size_t)len : 1);
+		vhold_copy_fill(v, fit ? fit : buf, (uint32_t)len);
+		memset(&c[n], 0, sizeof(c[n]));
+		c[n].packet.num_bufs = 1;
+		c[n].packet.total_len = (uint16_t)len;
+		c[n].packet.buff_lst = &v->b;
+		c[n].events = VMA_SOCKETXTREME_PACKET;
+		c[n].user_data = __atomic_load_n(&u->user_data, __ATOMIC_RELAXED);
+		if (from.ss_family == AF_INET)
+			memcpy(&c[n].src, &from, sizeof(c[n].src));
+		else	/* sockaddr_in has no room for the address */
+			c[n].src = (struct sockaddr_in){
+				.sin_family = from.ss_family,
+				.sin_port = ((struct sockaddr_in6 *)&from)->sin6_port };
+		u->st->rx_os++;
+		n++;
+	}
+	return n;
+}
+
 unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 			  unsigned int max)
 {
@@ -701,5 +770,7 @@ unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 		vdemux_callbacks(a->ring);
 	}
 	pthread_rwlock_unlock(&u->lock);
+	if (n < max)
+		n += vudp_xt_kernel(u, c + n, max - n, false);
 	return n;
 }

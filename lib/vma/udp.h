@@ -188,6 +188,15 @@ void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
 		  struct vma_completion_t *c) VMAK_HIDDEN;
 unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 			  unsigned int max) VMAK_HIDDEN;
+/*
+ * socketXtreme: up to max datagrams of u's kernel socket (what its rings
+ * cannot take: IP fragments, local senders), as packets in copies
+ * (hold.c), on u's turn: every VMA_RX_UDP_POLL_OS_RATIO-th call, or now
+ * (ready: a wait said the kernel socket is readable; a socket without
+ * rings). One system call per turn when there is nothing.
+ */
+unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
+			    unsigned int max, bool ready) VMAK_HIDDEN;
 /* The last ring datagram's time for SIOCGSTAMP(NS); -ENOENT if none. */
 int vudp_last_stamp(struct vudp *u, uint64_t *ns) VMAK_HIDDEN;
 /* Datagrams ready in the queues after draining the rings (no syscall). */

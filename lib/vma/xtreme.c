@@ -12,12 +12,19 @@
  *                  a time in turn;
  *   a socket fd    its own datagrams (vmak's addition);
  *   an epoll fd    its members' datagrams, then the kernel's events for
- *                  its fds: EPOLLIN and the rest for what is not on rings
- *                  (a TCP socket, a datagram through the kernel socket),
- *                  and a listening TCP socket's new connection accepted
+ *                  its fds: EPOLLIN and the rest for what is not
+ *                  offloaded (a TCP socket), a listening TCP socket's new
+ *                  connection accepted
  *                  (VMA_SOCKETXTREME_NEW_CONNECTION_ACCEPTED) (vmak's
  *                  addition);
  *   a listening TCP socket: its new connections, accepted.
+ *
+ * An offloaded socket's datagrams that came through its kernel socket
+ * (what rings cannot take: IP fragments, local senders) come out of the
+ * same polls as packets of their own, copies (hold.c): on the socket's
+ * turn (VMA_RX_UDP_POLL_OS_RATIO) in the ring and socket forms, when the
+ * kernel says so in the epoll form. libvma reassembles fragments itself
+ * and reports them as packets; we take the kernel's reassembly.
  *
  * A packet's buffer is the application's until it frees it
  * (socketxtreme_free_vma_packets(), or socketxtreme_free_vma_buff() once
@@ -65,17 +72,38 @@ static bool ring_one(struct vatt *a, const struct vdgram *d, void *ctx)
 	return true;
 }
 
+#define RING_OWNERS	64	/* sockets of a ring whose kernel sockets are read */
+
+/*
+ * The ring's datagrams, then, on their turns, what the kernel sockets of
+ * the ring's sockets have (vudp_xt_kernel()): every datagram of theirs
+ * comes out of the ring's fd, as libvma's do.
+ */
 static int ring_form(struct vringset *r, struct vma_completion_t *c,
 		     unsigned int n)
 {
+	const void *own[RING_OWNERS];
 	struct ring_poll rp = { c };
-	unsigned int got;
+	unsigned int got, nown, i;
+	struct vudp *u;
 
 	pthread_mutex_lock(&r->lock);
 	vdemux_drain_locked(r);
 	got = vdemux_each_front_locked(r, ring_one, &rp, n);
+	nown = got < n ? vdemux_owners_locked(r, own, RING_OWNERS) : 0;
+	for (i = 0; i < nown; i++)	/* they outlive the lock */
+		if (!vfd_tryref(&((struct vudp *)own[i])->hdr))
+			own[i] = NULL;
 	pthread_mutex_unlock(&r->lock);
 	vdemux_callbacks(r);
+	for (i = 0; i < nown; i++) {
+		u = (struct vudp *)own[i];
+		if (!u)
+			continue;
+		if (got < n)
+			got += vudp_xt_kernel(u, c + got, n - got, false);
+		vfd_put(&u->hdr);
+	}
 	return (int)got;
 }
 
@@ -239,6 +267,18 @@ static unsigned int event(int fd, bool listening, const struct epoll_event *ev,
 		return 0;
 	if (listening && (ev->events & EPOLLIN))
 		return accept_one(fd, c);
+	if (fd >= 0 && (ev->events & EPOLLIN) && !(ev->events & ~(EPOLLIN | EPOLLRDNORM))) {
+		struct vfd *f = vfd_get(fd);
+		unsigned int n = 0;
+
+		/* an offloaded socket's kernel datagrams: packets too */
+		if (f && f->ops == &vudp_ops)
+			n = vudp_xt_kernel(vudp_of(f), c, max, true);
+		if (f)
+			vfd_put(f);
+		if (f && f->ops == &vudp_ops)
+			return n;
+	}
 	memset(c, 0, sizeof(*c));
 	c->events = ev->events;
 	/* an fd the set does not know: the program's own data for it */
