@@ -13,7 +13,8 @@
  *   the receive callback: DROP, RECV and HOLD counted exactly
  *   socketXtreme (VMA_SOCKETXTREME=1): eight sockets on one ring polled by
  *     ring fd, by socket fd and by epoll fd, every datagram once with its
- *     user data; buffer references; TCP's accept and readiness
+ *     user data; buffer references; the kernel socket's datagrams as
+ *     packets too; TCP's accept and readiness
  *   ring fds, SO_VMA_USER_DATA, SO_VMA_FLOW_TAG, SO_VMA_SHUTDOWN_RX
  */
 #include <netinet/tcp.h>
@@ -529,6 +530,76 @@ TEST_F(pre, socketxtreme_buffer_references)
 		EXPECT_EQ(500, n);
 		EXPECT_EQ(0, dup);
 	}
+	close(fd);
+}
+
+/*
+ * What came through the kernel socket (here: from the receiver's own
+ * netns, and a 5000-byte datagram, IP fragments over loopback's MTU
+ * anyway) comes out of the ring fd and the socket fd as packets too.
+ */
+TEST_F(pre, socketxtreme_kernel_datagrams_are_packets_too)
+{
+	static const int len[3] = { 5, 5000, 64 };
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons(32040) };
+	struct vma_completion_t c[4];
+	struct vma_api_t *api;
+	struct vma_buff_t *b;
+	int fd, lo, ring = -1, form, i, k, n, got[3];
+	static char msg[5000];
+	double end;
+
+	setenv("VMA_SOCKETXTREME", "1", 1);
+	fd = udp_bound(32040);
+	lo = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_GE(lo, 0);
+	api = vma_get_api();
+	/* rings first: one datagram across the veth */
+	send_n(self->cmd, self->done, 32040, 1, 24);
+	end = mono() + 5;
+	for (n = 0; !n && mono() < end; usleep(1000))
+		n = api->socketxtreme_poll(fd, c, 4, 0);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
+	ASSERT_EQ(1, api->get_socket_rings_fds(fd, &ring, 1));
+	inet_pton(AF_INET, ADDR_B, &me.sin_addr);
+	for (form = 0; form < 2; form++) {
+		memset(got, 0, sizeof(got));
+		for (i = 0; i < 3; i++) {
+			memset(msg, 'a' + i, sizeof(msg));
+			ASSERT_EQ(len[i], sendto(lo, msg, len[i], 0, (void *)&me,
+						 sizeof(me)));
+		}
+		end = mono() + 5;
+		for (n = 0; n < 3 && mono() < end;) {
+			k = api->socketxtreme_poll(form ? ring : fd, c, 4, 0);
+			ASSERT_GE(k, 0);
+			for (i = 0; i < k; i++, n++) {
+				ASSERT_TRUE(c[i].events & VMA_SOCKETXTREME_PACKET);
+				b = c[i].packet.buff_lst;
+				ASSERT_NE(NULL, b);
+				EXPECT_EQ((uint64_t)fd, c[i].user_data);
+				EXPECT_EQ(b->len, c[i].packet.total_len);
+				EXPECT_EQ(htonl(0x0a080002), c[i].src.sin_addr.s_addr);
+				if (b->len && ((char *)b->payload)[0] >= 'a' &&
+				    ((char *)b->payload)[0] <= 'c')
+					got[((char *)b->payload)[0] - 'a'] = b->len;
+				/* a reference more, then both back */
+				EXPECT_EQ(2, api->socketxtreme_ref_vma_buff(b));
+				EXPECT_EQ(1, api->socketxtreme_free_vma_buff(b));
+				EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[i].packet, 1));
+				EXPECT_EQ(-1, api->socketxtreme_free_vma_buff(b));
+			}
+			if (!k)
+				usleep(1000);
+		}
+		EXPECT_EQ(3, n) TH_LOG("%s form", form ? "ring" : "socket");
+		for (i = 0; i < 3; i++)
+			EXPECT_EQ(len[i], got[i]) TH_LOG("datagram %d, %s form", i,
+							 form ? "ring" : "socket");
+	}
+	close(lo);
 	close(fd);
 }
 
