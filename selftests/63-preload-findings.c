@@ -461,6 +461,42 @@ TEST_F(pre, the_fortified_ppoll_sees_a_ring)
 	close(fd);
 }
 
+/* ---- #30: a receive that spins (VMA_RX_POLL=-1) keeps SO_RCVTIMEO ---- */
+
+TEST_F(pre, a_spinning_receive_keeps_its_timeout)
+{
+	struct timeval tv = { .tv_usec = 300000 };
+	struct mmsghdr v[8];
+	struct iovec iov[8];
+	char buf[8][64];
+	double t0, dt;
+	int fd, i;
+
+	setenv("VMA_RX_POLL", "-1", 1);	/* before the first socket */
+	fd = udp_bound(31100);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	send_n(self->cmd, self->done, 31100, 1, 20);
+	EXPECT_EQ(20, recv(fd, buf[0], sizeof(buf[0]), 0));
+	t0 = now_ms();
+	EXPECT_EQ(-1, recv(fd, buf[0], sizeof(buf[0]), 0));
+	EXPECT_EQ(EAGAIN, errno);
+	dt = now_ms() - t0;
+	EXPECT_GE(dt, 250);
+	EXPECT_LT(dt, 3000);
+	/* recvmmsg for 8 with 3 there: the 3 once the timeout ends */
+	for (i = 0; i < 8; i++) {
+		iov[i] = (struct iovec){ buf[i], sizeof(buf[i]) };
+		v[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i],
+						      .msg_iovlen = 1 } };
+	}
+	send_n(self->cmd, self->done, 31100, 3, 20);
+	t0 = now_ms();
+	EXPECT_EQ(3, recvmmsg(fd, v, 8, 0, NULL));
+	EXPECT_LT(now_ms() - t0, 3000);
+	close(fd);
+}
+
 /* ---- feed handlers ---- */
 
 static int group_socket(uint16_t port)

@@ -521,7 +521,18 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 			return -1;
 		}
 		if (spin) {
-			spins++;
+			/* a spinning receive keeps SO_RCVTIMEO too (libvma's
+			 * does): the clock read every 64 turns
+			 */
+			if (deadline == -1 && u->opt.rcvtimeo_ms >= 0)
+				deadline = vdeadline_ms(u->opt.rcvtimeo_ms);
+			if (deadline >= 0 && !(++spins & 63) &&
+			    vnow_ns() >= deadline) {
+				errno = EAGAIN;
+				return -1;
+			}
+			if (deadline < 0)
+				spins++;
 			continue;
 		}
 		if (shut) {
