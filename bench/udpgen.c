@@ -6,17 +6,20 @@
  * receiver it feeds.
  *
  *   udpgen -i DEV -d DSTMAC -s SRCIP -D DSTIP -p PORT [-l LEN] [-f FLOWS]
- *          [-t SECONDS] [-c CPU] [-r PPS]
+ *          [-t SECONDS] [-c CPU] [-r PPS [-T USEC]]
  *
- * -r PPS paces the sender: datagram k leaves at k/PPS seconds after the
- * start, one at a time, the sender sleeping (on an absolute deadline, with
- * a timer slack of 1 ns) until the next is due; a sender woken late sends
- * what is due in one call (at most 64). It then also reports how many
- * calls it made and the largest burst, so a reader can see whether the
- * load was even.
+ * -r PPS paces the sender: datagram k is due k/PPS seconds after the
+ * start, and the sender sleeps (on an absolute deadline, with a timer
+ * slack of 1 ns) until the next is due, then sends what is due in one call
+ * (at most 64). -T USEC wakes it on a tick of USEC instead: at most
+ * 1,000,000/USEC wakes a second, each sending the datagrams due by then
+ * (PPS x USEC / 1,000,000 of them, back to back), for a sender that could
+ * not wake once per datagram. It then also reports how many calls it made
+ * and the largest burst, so a reader can see how even the load was.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <math.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
@@ -40,7 +43,7 @@
 static void usage(void)
 {
 	fprintf(stderr, "usage: udpgen -i DEV -d DSTMAC -s SRCIP -D DSTIP -p PORT "
-		"[-l PAYLOAD] [-f FLOWS] [-t SECONDS] [-c CPU] [-r PPS]\n");
+		"[-l PAYLOAD] [-f FLOWS] [-t SECONDS] [-c CPU] [-r PPS [-T USEC]]\n");
 	exit(2);
 }
 
@@ -48,7 +51,7 @@ int main(int argc, char **argv)
 {
 	const char *dev = NULL, *dmac = NULL, *sip = NULL, *dip = NULL;
 	unsigned int port = 0, len = 64, flows = 1, cpu = ~0u, one = 1;
-	double secs = 5, rate = 0, t0, t = 0;
+	double secs = 5, rate = 0, tick = 0, t0, t = 0;
 	static uint8_t frames[BATCH][2048];
 	struct mmsghdr msgs[BATCH];
 	struct iovec iov[BATCH];
@@ -57,7 +60,7 @@ int main(int argc, char **argv)
 	uint64_t sent = 0, calls = 0, burst = 0;
 	int c, fd;
 
-	while ((c = getopt(argc, argv, "i:d:s:D:p:l:f:t:c:r:")) != -1) {
+	while ((c = getopt(argc, argv, "i:d:s:D:p:l:f:t:c:r:T:")) != -1) {
 		switch (c) {
 		case 'i': dev = optarg; break;
 		case 'd': dmac = optarg; break;
@@ -69,10 +72,12 @@ int main(int argc, char **argv)
 		case 't': secs = atof(optarg); break;
 		case 'c': cpu = (unsigned int)atoi(optarg); break;
 		case 'r': rate = atof(optarg); break;
+		case 'T': tick = atof(optarg) / 1e6; break;
 		default: usage();
 		}
 	}
-	if (!dev || !dmac || !sip || !dip || !port || len > 1472 || !flows || rate < 0)
+	if (!dev || !dmac || !sip || !dip || !port || len > 1472 || !flows || rate < 0 ||
+	    tick < 0)
 		usage();
 	if (bench_parse_mac(dmac, dm))
 		usage();
@@ -115,11 +120,17 @@ int main(int argc, char **argv)
 		int n;
 
 		if (rate > 0) {
-			/* datagrams due by now, less those sent */
-			double due = (t - t0) * rate - (double)sent;
+			/* datagrams due by now (by the last tick), less those sent */
+			double el = tick > 0 ? floor((t - t0) / tick + 1e-9) * tick : t - t0;
+			double due = el * rate - (double)sent;
 
 			if (due < 1) {
-				double at = t0 + (double)(sent + 1) / rate;
+				double at = (double)(sent + 1) / rate;
+
+				/* the next tick at or after the next deadline */
+				if (tick > 0)
+					at = ceil(at / tick - 1e-9) * tick;
+				at += t0;
 				struct timespec ts = {
 					.tv_sec = (time_t)at,
 					.tv_nsec = (long)((at - (double)(time_t)at) * 1e9),
