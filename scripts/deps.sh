@@ -8,7 +8,7 @@ pkgs=(python3-yaml python3-jsonschema python3-sphinx make gcc libc6-dev pkg-conf
       libmnl-dev busybox-static qemu-system-x86 qemu-utils
       linux-source-6.1)
 case ${1:-} in
---bench) pkgs+=(gnuplot-nox libxdp-dev libbpf-dev sockperf linux-perf) ;;
+--bench) pkgs+=(gnuplot-nox libxdp-dev libbpf-dev sockperf linux-perf strace) ;;
 --debug) pkgs+=(flex bison bc libelf-dev libssl-dev) ;;	# building the debug kernel
 esac
 
