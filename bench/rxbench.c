@@ -337,12 +337,13 @@ static int run_calib(double rate, double usec)
  */
 static int run_sink(void)
 {
+	uint64_t first = rx_packets();
 	struct window w;
 
 	window_init(&w);
 	do
 		usleep(100000);
-	while (window_tick(&w, rx_packets()));
+	while (window_tick(&w, rx_packets() - first));
 	report("sink", &w);
 	return 0;
 }
