@@ -4,14 +4,17 @@
  * by one of several receivers, in the netns and on the device given.
  *
  *   rxbench -m MODE -i DEV -p PORT [-a ADDR] [-w WARMUP] [-t SECONDS]
- *           [-r RULES] [-c CPU]
+ *           [-r RULES] [-c CPU] [-M COUNT:USEC] [-d SECONDS] [-R PPS -u USEC]
  *
  * MODE: vmak-busy   vmak ring, busy-polling the RX ring
- *       vmak-poll   vmak ring, sleeping in poll() when empty
+ *       vmak-poll   vmak ring, sleeping in poll() when empty (the module's
+ *                   default: no wake moderation)
  *       vmak-mod    vmak-poll with wake moderation: 64 packets or 1 ms
+ *                   (-M COUNT:USEC sets another)
  *       vmak-ts     vmak-busy with software timestamps (VMAK_BIND_RX_TIMESTAMP),
  *                   the one vmak mode that reads the clock per packet, as
  *                   AF_PACKET does
+ *       recvfrom    kernel UDP socket, blocking recvfrom(), one per call
  *       recvmmsg    kernel UDP socket, recvmmsg() batches of 64
  *       recvmmsg-busy  the same, non-blocking in a loop, SO_BUSY_POLL 50 us
  *                   (the socket's NAPI polled from the call where the
@@ -22,15 +25,31 @@
  *                   in poll(), SO_PREFER_BUSY_POLL and SO_BUSY_POLL 50 us
  *       sink        no receiver: counts packets arriving at DEV (the
  *                   caller drops them), the sender's ceiling
+ *       idle        nothing: one sleep over the window, for what the
+ *                   machine costs with no load (-i, -p still required)
+ *       calib       a known load on the CPU given: every 1/PPS seconds
+ *                   (-R) it spins USEC microseconds (-u) on its own CPU
+ *                   clock and sleeps to the next deadline; its "own" CPU
+ *                   is the one to check the busy estimate against
  *
  * -r N installs N extra raw vmak rules (other ports) before measuring.
  * Prints one line: "MODE pps N packets N seconds S", then what the window
  * cost: "arrived" (pps arriving at DEV), "busy0 busy1" (percent of vCPUs 0
  * and 1 not idle), "ipi" (RPS IPIs received, all CPUs, per arriving
  * packet; softnet_stat) and "batch" (packets the stack received per NET_RX
- * softirq run, all CPUs: how many a flush per softirq would cover). A
- * window still open 30 s after it should have closed ends the run with
- * "MODE window stuck", its state and count.
+ * softirq run, all CPUs: how many a flush per softirq would cover), and
+ * "cost wcount N wsecs S busy0 B0 busy1 B1 tick1 T own O total N": the
+ * datagrams counted in the window and its length, vCPU 0 and 1's busy
+ * time in percent of the window to two decimals (wall time less the
+ * measured idle and iowait), vCPU 1's busy share as the tick samples it
+ * (user+nice+system+irq+softirq+steal columns of /proc/stat, which under
+ * emulation read far less than the measured figure), the receiver's own
+ * CPU time (CLOCK_PROCESS_CPUTIME_ID, all threads) in percent of the
+ * window, and every datagram received over the whole run. With -d, the
+ * receiver keeps receiving after the window until nothing arrived for
+ * that long (at most 10 s), so "total" can be set against what the
+ * sender sent. A window still open 30 s after it should have closed ends
+ * the run with "MODE window stuck", its state and count.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -48,6 +67,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,8 +82,8 @@
 #include "vmak/vmak.h"
 
 static const char *dev, *addr = "0.0.0.0";
-static unsigned int port;
-static double warmup = 1, secs = 3;
+static unsigned int port, mod_count = 64, mod_usec = 1000;
+static double warmup = 1, secs = 3, drain;
 
 static double now(void)
 {
@@ -77,6 +97,8 @@ static double now(void)
 struct usage {
 	uint64_t arrived;	/* rx_packets of the device */
 	uint64_t idle[2];	/* idle and iowait ticks of vCPUs 0 and 1 */
+	uint64_t tick1;		/* ticks vCPU 1 was sampled busy */
+	double own;		/* this process's CPU time, seconds */
 	uint64_t ipis;		/* RPS IPIs received, all CPUs */
 	uint64_t processed;	/* packets the stack received, all CPUs */
 	uint64_t net_rx;	/* NET_RX softirq runs, all CPUs */
@@ -100,12 +122,15 @@ static uint64_t rx_packets(void)
 
 static void usage_read(struct usage *u)
 {
-	unsigned long long t[5];
+	unsigned long long t[8];
+	struct timespec ts;
 	char line[512];
 	unsigned int cpu;
 	FILE *f;
 
 	memset(u, 0, sizeof(*u));
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	u->own = ts.tv_sec + ts.tv_nsec / 1e9;
 	u->arrived = rx_packets();
 	f = fopen("/proc/stat", "r");
 	while (f && fgets(line, sizeof(line), f)) {
@@ -115,10 +140,13 @@ static void usage_read(struct usage *u)
 		 * short softirqs skews; idle time is measured, so busy is the
 		 * window less idle.
 		 */
-		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu", &cpu,
-			   &t[0], &t[1], &t[2], &t[3], &t[4]) != 6 || cpu > 1)
+		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu %llu %llu %llu", &cpu,
+			   &t[0], &t[1], &t[2], &t[3], &t[4], &t[5], &t[6], &t[7]) != 9 ||
+		    cpu > 1)
 			continue;
 		u->idle[cpu] = t[3] + t[4];
+		if (cpu == 1)
+			u->tick1 = t[0] + t[1] + t[2] + t[5] + t[6] + t[7];
 	}
 	if (f)
 		fclose(f);
@@ -157,9 +185,9 @@ static void usage_read(struct usage *u)
 
 /* The measuring window: counts between warmup and warmup + secs. */
 struct window {
-	double start, begin, end;
-	uint64_t at_begin, count;
-	int state;	/* 0 warming up, 1 measuring, 2 done */
+	double start, begin, end, last;
+	uint64_t at_begin, count, total;
+	int state;	/* 0 warming up, 1 measuring, 2 draining, 3 done */
 	struct usage u0, u1;
 };
 
@@ -189,7 +217,7 @@ static void window_init(struct window *w)
 	w->start = now();
 	watched = w;
 	signal(SIGALRM, window_stuck);
-	alarm((unsigned int)(warmup + secs) + 30);
+	alarm((unsigned int)(warmup + secs + (drain > 0 ? 10 : 0)) + 30);
 }
 
 /* Call often with the running count; returns 0 once the window closed. */
@@ -204,11 +232,21 @@ static int window_tick(struct window *w, uint64_t count)
 		usage_read(&w->u0);
 	} else if (w->state == 1 && t - w->begin >= secs) {
 		w->state = 2;
-		w->end = t;
+		w->end = w->last = t;
 		w->count = count - w->at_begin;
 		usage_read(&w->u1);
-		return 0;
 	}
+	if (w->state == 2) {
+		/* draining: until quiet for the drain time, or 10 s */
+		if (count != w->total)
+			w->last = t;
+		w->total = count;
+		if (drain <= 0 || t - w->last >= drain || t - w->end >= 10) {
+			w->state = 3;
+			return 0;
+		}
+	}
+	w->total = count;
 	return 1;
 }
 
@@ -227,17 +265,85 @@ static void report(const char *mode, struct window *w)
 	       100 - 100 * (w->u1.idle[1] - w->u0.idle[1]) / ticks,
 	       arrived ? (double)(w->u1.ipis - w->u0.ipis) / arrived : 0,
 	       runs ? (double)(w->u1.processed - w->u0.processed) / runs : 0);
+	printf("cost wcount %llu wsecs %.3f busy0 %.2f busy1 %.2f tick1 %.2f own %.2f total %llu\n",
+	       (unsigned long long)w->count, s,
+	       100 - 100 * (w->u1.idle[0] - w->u0.idle[0]) / ticks,
+	       100 - 100 * (w->u1.idle[1] - w->u0.idle[1]) / ticks,
+	       100 * (w->u1.tick1 - w->u0.tick1) / ticks,
+	       100 * (w->u1.own - w->u0.own) / s, (unsigned long long)w->total);
+	fflush(stdout);
 }
 
-/* No receiver: the window over the packets arriving at the device. */
-static int run_sink(void)
+/* Sleep until t (CLOCK_MONOTONIC seconds). */
+static void sleep_until(double t)
+{
+	struct timespec ts = { .tv_sec = (time_t)t,
+			       .tv_nsec = (long)((t - (double)(time_t)t) * 1e9) };
+
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+/* Nothing but the window: what the machine costs with no load. */
+static int run_idle(void)
 {
 	struct window w;
 
 	window_init(&w);
+	sleep_until(w.start + warmup);
+	window_tick(&w, 0);
+	sleep_until(w.begin + secs);
+	window_tick(&w, 0);
+	report("idle", &w);
+	return 0;
+}
+
+/*
+ * A load whose CPU time the program measures itself: every 1/rate
+ * seconds, spin usec microseconds of its own CPU clock, then sleep to the
+ * next deadline (timer slack 1 ns). Counts its periods.
+ */
+static int run_calib(double rate, double usec)
+{
+	struct window w;
+	uint64_t n = 0;
+	double next;
+
+	if (rate <= 0 || usec <= 0 || usec * 1e-6 >= 1 / rate) {
+		fprintf(stderr, "rxbench: calib needs -R PPS and -u USEC under 1/PPS\n");
+		return 2;
+	}
+	prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+	window_init(&w);
+	next = w.start;
+	do {
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+		do
+			clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+		while ((b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3 < usec);
+		n++;
+		next += 1 / rate;
+		sleep_until(next);
+	} while (window_tick(&w, n));
+	report("calib", &w);
+	return 0;
+}
+
+/*
+ * No receiver: the window over the packets arriving at the device, read
+ * every 100 ms (the window's length is measured, so the rate does not
+ * depend on it; a CPU woken 100 times a second would add to its cost).
+ */
+static int run_sink(void)
+{
+	uint64_t first = rx_packets();
+	struct window w;
+
+	window_init(&w);
 	do
-		usleep(10000);
-	while (window_tick(&w, rx_packets()));
+		usleep(100000);
+	while (window_tick(&w, rx_packets() - first));
 	report("sink", &w);
 	return 0;
 }
@@ -292,7 +398,7 @@ static int run_vmak(const char *mode, int busy, int moderate, int stamp,
 		}
 	}
 	if (moderate) {
-		struct vmak_moderation m = { 64, 1000 };
+		struct vmak_moderation m = { mod_count, mod_usec };
 
 		if (setsockopt(rs.fd, SOL_VMAK, VMAK_RX_MODERATION, &m, sizeof(m)))
 			perror("rxbench: moderation");
@@ -333,6 +439,33 @@ static int run_vmak(const char *mode, int busy, int moderate, int stamp,
 	return 0;
 }
 
+/* One datagram per blocking recvfrom(), as a plain server reads. */
+static int run_recvfrom(void)
+{
+	static char buf[2048];
+	struct timeval tv = { 0, 100000 };
+	struct sockaddr_in from;
+	struct window w;
+	uint64_t count = 0;
+	int fd = udp_socket();
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	window_init(&w);
+	do {
+		socklen_t flen = sizeof(from);
+
+		/* draining (the window is closed): without waiting */
+		int fl = w.state >= 2 ? MSG_DONTWAIT : 0;
+
+		if (recvfrom(fd, buf, sizeof(buf), fl, (struct sockaddr *)&from, &flen) >= 0)
+			count++;
+		else if (fl)
+			usleep(1000);
+	} while (window_tick(&w, count));
+	report("recvfrom", &w);
+	return 0;
+}
+
 /*
  * busy: the kernel socket's polling mode: non-blocking recvmmsg() in a
  * loop, SO_BUSY_POLL set, instead of sleeping in the call.
@@ -362,10 +495,18 @@ static int run_recvmmsg(int busy)
 	}
 	window_init(&w);
 	do {
-		int n = recvmmsg(fd, msgs, 64, busy ? MSG_DONTWAIT : 0, NULL);
+		/*
+		 * Draining (the window is closed), a sleeping receiver does
+		 * not wait either: a preloaded one that polls may not honour
+		 * SO_RCVTIMEO while it spins.
+		 */
+		int drained = !busy && w.state >= 2;
+		int n = recvmmsg(fd, msgs, 64, busy || drained ? MSG_DONTWAIT : 0, NULL);
 
 		if (n > 0)
 			count += (uint64_t)n;
+		else if (drained)
+			usleep(1000);
 	} while (window_tick(&w, count));
 	report(busy ? "recvmmsg-busy" : "recvmmsg", &w);
 	return 0;
@@ -373,9 +514,15 @@ static int run_recvmmsg(int busy)
 
 static int run_afpacket(void)
 {
+	/*
+	 * 16 MiB in 256 blocks of 64 KiB: a block holds some 400 small
+	 * frames, so it is retired by its 1 ms timer below 400,000 pps, and
+	 * 256 of them hold a quarter of a second of traffic for a receiver
+	 * the host holds up.
+	 */
 	struct tpacket_req3 req = {
-		.tp_block_size = 1 << 20, .tp_block_nr = 16,
-		.tp_frame_size = 2048, .tp_frame_nr = (1 << 20) / 2048 * 16,
+		.tp_block_size = 1 << 16, .tp_block_nr = 256,
+		.tp_frame_size = 2048, .tp_frame_nr = (1 << 16) / 2048 * 256,
 		.tp_retire_blk_tov = 1,
 	};
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
@@ -522,9 +669,10 @@ int main(int argc, char **argv)
 {
 	const char *mode = NULL;
 	unsigned int nrules = 0, cpu = ~0u;
+	double crate = 0, cusec = 0;
 	int c;
 
-	while ((c = getopt(argc, argv, "m:i:p:a:w:t:r:c:")) != -1) {
+	while ((c = getopt(argc, argv, "m:i:p:a:w:t:r:c:M:d:R:u:")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case 'i': dev = optarg; break;
@@ -534,13 +682,20 @@ int main(int argc, char **argv)
 		case 't': secs = atof(optarg); break;
 		case 'r': nrules = (unsigned int)atoi(optarg); break;
 		case 'c': cpu = (unsigned int)atoi(optarg); break;
+		case 'M':
+			if (sscanf(optarg, "%u:%u", &mod_count, &mod_usec) != 2)
+				mode = NULL, optind = argc;
+			break;
+		case 'd': drain = atof(optarg); break;
+		case 'R': crate = atof(optarg); break;
+		case 'u': cusec = atof(optarg); break;
 		default: mode = NULL; optind = argc; break;
 		}
 	}
 	if (!mode || !dev || !port) {
-		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-ts|vmak-poll|vmak-mod|recvmmsg|"
-			"recvmmsg-busy|afpacket|afxdp|afxdp-busy|sink -i DEV -p PORT [-a ADDR] [-w S] [-t S] "
-			"[-r RULES] [-c CPU]\n");
+		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-ts|vmak-poll|vmak-mod|recvfrom|recvmmsg|"
+			"recvmmsg-busy|afpacket|afxdp|afxdp-busy|sink|idle|calib -i DEV -p PORT [-a ADDR] "
+			"[-w S] [-t S] [-r RULES] [-c CPU] [-M COUNT:USEC] [-d S] [-R PPS -u USEC]\n");
 		return 2;
 	}
 	bench_pin(cpu);
@@ -553,12 +708,18 @@ int main(int argc, char **argv)
 		return run_vmak(mode, 0, 0, 0, nrules);
 	if (!strcmp(mode, "vmak-mod"))
 		return run_vmak(mode, 0, 1, 0, nrules);
+	if (!strcmp(mode, "recvfrom"))
+		return run_recvfrom();
 	if (!strcmp(mode, "recvmmsg"))
 		return run_recvmmsg(0);
 	if (!strcmp(mode, "recvmmsg-busy"))
 		return run_recvmmsg(1);
 	if (!strcmp(mode, "sink"))
 		return run_sink();
+	if (!strcmp(mode, "idle"))
+		return run_idle();
+	if (!strcmp(mode, "calib"))
+		return run_calib(crate, cusec);
 	if (!strcmp(mode, "afpacket"))
 		return run_afpacket();
 #ifdef HAVE_LIBXDP

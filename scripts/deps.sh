@@ -9,7 +9,7 @@ pkgs=(python3-yaml python3-jsonschema python3-sphinx make gcc libc6-dev pkg-conf
       linux-source-6.1
       debootstrap)	# the Debian unstable build root (selftests/vm/buildroot)
 case ${1:-} in
---bench) pkgs+=(gnuplot-nox libxdp-dev libbpf-dev sockperf linux-perf) ;;
+--bench) pkgs+=(gnuplot-nox libxdp-dev libbpf-dev sockperf linux-perf strace) ;;
 --debug) pkgs+=(flex bison bc libelf-dev libssl-dev) ;;	# building the debug kernel
 esac
 
