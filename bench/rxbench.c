@@ -16,6 +16,11 @@
  *                   AF_PACKET does
  *       recvfrom    kernel UDP socket, blocking recvfrom(), one per call
  *       recvmmsg    kernel UDP socket, recvmmsg() batches of 64
+ *       zcopy       the extra API (run preloaded): blocking recvfrom_zcopy(),
+ *                   one datagram per call, freed at once (free_packets())
+ *       xtreme      socketXtreme (preloaded, VMA_SOCKETXTREME=1): sleeping in
+ *                   poll() on the socket's ring fd, then socketxtreme_poll()
+ *                   in batches of 32, each packet freed
  *       recvmmsg-busy  the same, non-blocking in a loop, SO_BUSY_POLL 50 us
  *                   (the socket's NAPI polled from the call where the
  *                   device has NAPI; on veth a spinning receiver)
@@ -59,6 +64,7 @@
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
+#include <mellanox/vma_extra.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -466,6 +472,80 @@ static int run_recvfrom(void)
 	return 0;
 }
 
+static struct vma_api_t *extra_api(void)
+{
+	struct vma_api_t *api = vma_get_api();
+
+	if (!api) {
+		fprintf(stderr, "rxbench: no extra API (run with LD_PRELOAD=libvmak.so)\n");
+		exit(1);
+	}
+	return api;
+}
+
+/* recvfrom_zcopy(), blocking, as recvfrom mode reads; each packet freed. */
+static int run_zcopy(void)
+{
+	struct vma_api_t *api = extra_api();
+	static char buf[512];
+	struct vma_packets_t *pk = (struct vma_packets_t *)buf;
+	struct timeval tv = { 0, 100000 };
+	struct window w;
+	uint64_t count = 0;
+	int fd = udp_socket(), fl;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	window_init(&w);
+	do {
+		int in = w.state >= 2 ? MSG_DONTWAIT : 0;
+
+		fl = in;
+		if (api->recvfrom_zcopy(fd, buf, sizeof(buf), &fl, NULL, NULL) >= 0) {
+			if (fl & MSG_VMA_ZCOPY)
+				api->free_packets(fd, pk->pkts, pk->n_packet_num);
+			count++;
+		} else if (in) {
+			usleep(1000);
+		}
+	} while (window_tick(&w, count));
+	report("zcopy", &w);
+	return 0;
+}
+
+/* socketXtreme on the socket's ring fd, sleeping in poll() when empty. */
+static int run_xtreme(void)
+{
+	struct vma_api_t *api = extra_api();
+	struct vma_completion_t c[32];
+	struct window w;
+	uint64_t count = 0;
+	int fd = udp_socket(), ring = -1, n, i;
+
+	if (api->get_socket_rings_fds(fd, &ring, 1) != 1) {
+		fprintf(stderr, "rxbench: the socket has no ring (VMA_SOCKETXTREME=1?)\n");
+		return 1;
+	}
+	window_init(&w);
+	do {
+		n = api->socketxtreme_poll(ring, c, 32, 0);
+		for (i = 0; i < n; i++)
+			if (c[i].events & VMA_SOCKETXTREME_PACKET) {
+				count++;
+				api->socketxtreme_free_vma_packets(&c[i].packet, 1);
+			}
+		if (n <= 0) {
+			struct pollfd p = { .fd = ring, .events = POLLIN };
+
+			if (w.state >= 2)
+				usleep(1000);
+			else
+				poll(&p, 1, 100);
+		}
+	} while (window_tick(&w, count));
+	report("xtreme", &w);
+	return 0;
+}
+
 /*
  * busy: the kernel socket's polling mode: non-blocking recvmmsg() in a
  * loop, SO_BUSY_POLL set, instead of sleeping in the call.
@@ -694,7 +774,7 @@ int main(int argc, char **argv)
 	}
 	if (!mode || !dev || !port) {
 		fprintf(stderr, "usage: rxbench -m vmak-busy|vmak-ts|vmak-poll|vmak-mod|recvfrom|recvmmsg|"
-			"recvmmsg-busy|afpacket|afxdp|afxdp-busy|sink|idle|calib -i DEV -p PORT [-a ADDR] "
+			"recvmmsg-busy|zcopy|xtreme|afpacket|afxdp|afxdp-busy|sink|idle|calib -i DEV -p PORT [-a ADDR] "
 			"[-w S] [-t S] [-r RULES] [-c CPU] [-M COUNT:USEC] [-d S] [-R PPS -u USEC]\n");
 		return 2;
 	}
@@ -714,6 +794,10 @@ int main(int argc, char **argv)
 		return run_recvmmsg(0);
 	if (!strcmp(mode, "recvmmsg-busy"))
 		return run_recvmmsg(1);
+	if (!strcmp(mode, "zcopy"))
+		return run_zcopy();
+	if (!strcmp(mode, "xtreme"))
+		return run_xtreme();
 	if (!strcmp(mode, "sink"))
 		return run_sink();
 	if (!strcmp(mode, "idle"))
