@@ -14,6 +14,13 @@
  * of library fds in shared epoll sets. VMAK_FORK=kernel instead moves
  * every socket back to its kernel socket before the fork, so that all the
  * processes share one receive queue, as on plain sockets.
+ *
+ * The handlers are registered when the library is loaded, once for the
+ * process image, and the first use runs init() under init_lock, which
+ * the prepare handler takes first: a fork while another thread is in
+ * init() waits for it, so a child never finds init() half done (glibc's
+ * pthread_once() would have the child run it again, registering the
+ * handlers twice; TSan's would leave the child waiting for ever).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,7 +39,11 @@
 #include "iomux.h"
 #include "vmak/vmak.h"
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int inited;
+/* this thread holds init_lock: a handler on it must not wait for it */
+static __thread bool initing;
+static __thread bool fork_took;	/* the prepare handler took init_lock */
 static bool usable;
 static pid_t pid;
 
@@ -46,6 +57,9 @@ static int nthreads, cthreads;
 
 static void atfork_prepare(void)
 {
+	fork_took = !initing;	/* a handler's fork() inside init(): cannot */
+	if (fork_took)
+		pthread_mutex_lock(&init_lock);
 	if (vconf.fork_kernel)
 		vudp_all_to_os();
 	vepoll_atfork_prepare();
@@ -63,6 +77,8 @@ static void atfork_parent(void)
 	vrs_atfork_parent();
 	vepoll_atfork_parent();
 	__atomic_store_n(&vfd_shared, 1, __ATOMIC_RELAXED);
+	if (fork_took)
+		pthread_mutex_unlock(&init_lock);
 }
 
 static void atfork_child(void)
@@ -76,8 +92,15 @@ static void atfork_child(void)
 	vhold_atfork_child();
 	vxt_atfork_child();
 	pthread_mutex_init(&threads_lock, NULL);
-	pid = (pid_t)syscall(SYS_getpid);
+	if (inited)
+		pid = (pid_t)syscall(SYS_getpid);
 	__atomic_store_n(&vfd_shared, 1, __ATOMIC_RELAXED);
+	pthread_mutex_init(&init_lock, NULL);
+}
+
+__attribute__((constructor)) static void register_fork(void)
+{
+	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 static void init(void)
@@ -86,7 +109,6 @@ static void init(void)
 
 	pid = (pid_t)syscall(SYS_getpid);
 	vconf_load();
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	if (!vconf.offload)
 		return;
 	fam = vmak_family();
@@ -102,7 +124,18 @@ static void init(void)
 
 bool vproc_init(void)
 {
-	pthread_once(&once, init);
+	if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE))
+		return usable;
+	if (initing)
+		return false;	/* a signal handler, interrupting init() */
+	initing = true;
+	pthread_mutex_lock(&init_lock);
+	if (!inited) {
+		init();
+		__atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&init_lock);
+	initing = false;
 	return usable;
 }
 
