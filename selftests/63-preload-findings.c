@@ -497,6 +497,60 @@ TEST_F(pre, a_spinning_receive_keeps_its_timeout)
 	close(fd);
 }
 
+/*
+ * A socket in an epoll set before it has rings (unbound: its first send
+ * offloads it), with a thread already waiting on the set: the datagram
+ * that then comes through its new ring wakes the waiter (the set holds
+ * the socket's eventfd from the start; the new rings kick it).
+ */
+struct epwaiter {
+	int ep;
+	double woke;	/* ms, 0 while waiting */
+	int n;
+};
+
+static void *ep_wait1(void *arg)
+{
+	struct epwaiter *e = arg;
+	struct epoll_event ev;
+
+	e->n = epoll_wait(e->ep, &ev, 1, 5000);
+	e->woke = now_ms();
+	return NULL;
+}
+
+TEST_F(pre, a_set_waiting_before_the_rings_wakes_for_them)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct sockaddr_in me;
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 5 };
+	struct epwaiter e = { .ep = epoll_create1(0) };
+	struct cmd k = { .len = 16, .n = 1 };
+	socklen_t len = sizeof(me);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	pthread_t t;
+	double sent;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, epoll_ctl(e.ep, EPOLL_CTL_ADD, fd, &ev));
+	ASSERT_EQ(0, pthread_create(&t, NULL, ep_wait1, &e));
+	usleep(200000);		/* asleep in the kernel's epoll_wait */
+	/* the first send binds and offloads it: rings now */
+	inet_pton(AF_INET, "10.8.0.1", &to.sin_addr);
+	ASSERT_EQ(1, sendto(fd, "x", 1, 0, (void *)&to, sizeof(to)));
+	ASSERT_EQ(0, getsockname(fd, (void *)&me, &len));
+	usleep(100000);
+	k.port = ntohs(me.sin_port);
+	sent = now_ms();
+	send_cmd(self->cmd, self->done, &k);
+	pthread_join(t, NULL);
+	EXPECT_EQ(1, e.n);
+	EXPECT_LT(e.woke - sent, 2000);
+	EXPECT_EQ(1, drain(fd));
+	close(fd);
+	close(e.ep);
+}
+
 /* ---- feed handlers ---- */
 
 static int group_socket(uint16_t port)

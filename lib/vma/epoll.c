@@ -433,6 +433,11 @@ static int member_add(struct vepoll *ep, int fd, struct vfd *f,
 	m->data = ev->data;
 	m->last_seq = vwait_seq(m->w) - 1;
 	vfd_ref(f);
+	/*
+	 * Its eventfd, made now if it has none, is registered with the
+	 * set: rings the socket gets later wake a waiter through it.
+	 */
+	vwait_efd(m->w);
 	vwait_set_add(m->w, 1);
 	pthread_mutex_lock(&ep->lock);
 	member_regs(ep, m);

@@ -110,12 +110,19 @@ static int layout(struct pollfd *ext, const struct pollfd *fds, nfds_t n,
 {
 	int m = (int)n, k, j, nsrc, efd;
 	struct pent *p;
+	uint32_t gen;
 
 	memcpy(ext, fds, n * sizeof(*ext));
 	*ready = 0;
 	for (k = 0; k < c->np; k++) {
 		p = &c->pe[k];
 		p->first = m;
+		/*
+		 * The eventfd, made now if the socket has none: rings its
+		 * socket gets while we sleep wake us through it (wait.c)
+		 */
+		vwait_efd(p->w);
+		gen = vwait_gen(p->w);
 		efd = __atomic_load_n(&p->w->efd, __ATOMIC_ACQUIRE);
 		p->efd = efd >= 0;
 		if (p->efd)
@@ -129,8 +136,8 @@ static int layout(struct pollfd *ext, const struct pollfd *fds, nfds_t n,
 		p->end = m;
 		drain_all(p->w);
 		p->asleep = true;
-		if (vwait_sleep_begin(p->w))
-			(*ready)++;
+		if (vwait_sleep_begin(p->w, gen))
+			(*ready)++;	/* queued, or new rings: look again */
 	}
 	return m;
 }

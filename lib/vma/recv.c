@@ -376,6 +376,7 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut)
 	struct pollfd p[2 + VWAIT_MAX_SRC];
 	struct sleep s = { .u = u };
 	int n = 0, i, rc, nsrc, efd;
+	uint32_t gen;
 
 	/*
 	 * The eventfd, made now if the socket has none: a close() of the
@@ -383,6 +384,7 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut)
 	 * us to poll that instead (udpsock.c).
 	 */
 	vwait_efd(&u->w);
+	gen = vwait_gen(&u->w);
 	p[n++] = (struct pollfd){ .fd = u->fd, .events = POLLIN | POLLRDHUP };
 	efd = __atomic_load_n(&u->w.efd, __ATOMIC_ACQUIRE);
 	if (efd >= 0)
@@ -392,9 +394,9 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut)
 		p[n++] = (struct pollfd){
 			.fd = vrs_fd(__atomic_load_n(&u->w.src[i], __ATOMIC_ACQUIRE)),
 			.events = POLLIN };
-	if (vwait_sleep_begin(&u->w)) {
+	if (vwait_sleep_begin(&u->w, gen)) {
 		vwait_sleep_end(&u->w, false);
-		return 0;	/* queued between our look and now */
+		return 0;	/* queued, or new rings, since our look */
 	}
 	rc = sleep_poll(&s, p, n, deadline);
 	s.efd = efd >= 0 && p[1].revents;

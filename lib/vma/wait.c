@@ -41,6 +41,13 @@
  * A consumer that takes the last datagram while the eventfd is armed
  * consumes it too, so that an epoll set holding the socket (or a set
  * nesting that one) stops being readable once the socket is not.
+ *
+ * Sources (the ring sets a sleeper polls) change the same way: the owner
+ * stores them, then G1 gen++ (seq_cst), then kicks (P2's loads: signal if
+ * anyone sleeps). A sleeper reads gen before laying out its fds and, after
+ * S1, S3 compares it (seq_cst): a sleeper that polls the old fds either
+ * sees the new gen and does not sleep, or was seen by the kick, and the
+ * eventfd (which it always polls) wakes it.
  */
 #include <errno.h>
 #include <sys/eventfd.h>
@@ -65,8 +72,15 @@ int vwait_efd(struct vwait *w)
 	if (fd < 0)
 		return -errno;
 	fd = vfd_adopt(fd);
-	/* two first attaches race only under the owner's write lock */
-	__atomic_store_n(&w->efd, fd, __ATOMIC_RELEASE);
+	/* the first wins (an attach, a sleeper, an epoll set): others close theirs */
+	{
+		int none = -1;
+
+		if (!__atomic_compare_exchange_n(&w->efd, &none, fd, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			vfd_close_internal(fd);
+	}
 	return 0;
 }
 
@@ -84,7 +98,7 @@ void vwait_set_sources(struct vwait *w, struct vringset *const *src, int n)
 	for (i = 0; i < n && i < VWAIT_MAX_SRC; i++)
 		__atomic_store_n(&w->src[i], src[i], __ATOMIC_RELEASE);
 	__atomic_store_n(&w->nsrc, i, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&w->gen, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&w->gen, 1, __ATOMIC_SEQ_CST);	/* G1 */
 }
 
 static void signal_efd(struct vwait *w)
@@ -138,10 +152,11 @@ void vwait_take(struct vwait *w, uint32_t n, uint64_t bytes)
 		vwait_consume(w);
 }
 
-bool vwait_sleep_begin(struct vwait *w)
+bool vwait_sleep_begin(struct vwait *w, uint32_t gen)
 {
 	__atomic_add_fetch(&w->sleepers, 1, __ATOMIC_SEQ_CST);	/* S1 */
-	return vwait_ready(w) != 0;				/* S2 */
+	return vwait_ready(w) != 0 ||				/* S2 */
+	       vwait_gen(w) != gen;				/* S3 */
 }
 
 void vwait_sleep_end(struct vwait *w, bool efd_fired)

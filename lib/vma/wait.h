@@ -65,13 +65,20 @@ static inline uint32_t vwait_seq(const struct vwait *w)
 	return __atomic_load_n(&w->seq, __ATOMIC_RELAXED);
 }
 
+/* The sources' generation, read before a sleeper lays out its fds. */
+static inline uint32_t vwait_gen(const struct vwait *w)
+{
+	return __atomic_load_n(&w->gen, __ATOMIC_SEQ_CST);
+}
+
 /*
  * A thread about to sleep on the socket (in poll(), a receive, an epoll
- * wait): true if it must not, because datagrams are queued already.
+ * wait), on the fds of sources generation gen: true if it must not,
+ * because datagrams are queued already or the sources changed since.
  * Every sleep_begin is paired with a sleep_end; efd_fired: the wait
  * reported the eventfd readable.
  */
-bool vwait_sleep_begin(struct vwait *w) VMAK_HIDDEN;
+bool vwait_sleep_begin(struct vwait *w, uint32_t gen) VMAK_HIDDEN;
 void vwait_sleep_end(struct vwait *w, bool efd_fired) VMAK_HIDDEN;
 /* An epoll set starts or stops watching the socket. */
 void vwait_set_add(struct vwait *w, int delta) VMAK_HIDDEN;

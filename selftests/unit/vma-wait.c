@@ -59,7 +59,7 @@ TEST(no_lost_wakeup_between_a_drainer_and_a_sleeper)
 	ASSERT_EQ(0, vwait_efd(&w));
 	ASSERT_EQ(0, pthread_create(&t, NULL, producer, NULL));
 	while (taken < want) {
-		if (!vwait_sleep_begin(&w)) {
+		if (!vwait_sleep_begin(&w, vwait_gen(&w))) {
 			p = (struct pollfd){ .fd = w.efd, .events = POLLIN };
 			rc = poll(&p, 1, 2000);
 			if (rc == 0 && vwait_ready(&w)) {
