@@ -276,7 +276,9 @@ struct sockaddr_vmak {
  * so no socket loses it and none gets it twice.
  *
  * Cookies are per socket: adding a second rule with the same cookie or the
- * same key fails with EEXIST.
+ * same key fails with EEXIST, except that group rules of different
+ * sockets may share a key on one ring set: each socket's rule gets its
+ * own copy (two members of a group in one process, one ring).
  */
 #define VMAK_RULE_SOCKET	1
 #define VMAK_RULE_RAW		2
