@@ -400,6 +400,7 @@ bench: lib tools selftests
 	if [ -s $$r/bench-tx.csv ] && [ $$(wc -l < $$r/bench-tx.csv) -gt 1 ]; then bench/report $$r/bench-tx.csv bench/results tx; fi; \
 	if [ -s $$r/bench-lat.csv ] && [ $$(wc -l < $$r/bench-lat.csv) -gt 1 ]; then bench/report $$r/bench-lat.csv bench/results lat; fi; \
 	if [ -s $$r/bench-preload.csv ] && [ $$(wc -l < $$r/bench-preload.csv) -gt 1 ]; then bench/report $$r/bench-preload.csv bench/results preload; fi; \
+	if [ -s $$r/bench-extra.csv ] && [ $$(wc -l < $$r/bench-extra.csv) -gt 1 ]; then bench/report $$r/bench-extra.csv bench/results extra; fi; \
 	if [ -s $$r/bench-cost.csv ] && [ $$(wc -l < $$r/bench-cost.csv) -gt 1 ]; then bench/report $$r/bench-cost.csv bench/results cost; \
 	elif [ -s $$r/bench-costlat.csv ] && [ $$(wc -l < $$r/bench-costlat.csv) -gt 1 ]; then bench/report $$r/bench-costlat.csv bench/results ppsetup; fi; \
 	for f in $$r/bench-strace-*.txt $$r/bench-syscalls-*.txt $$r/bench-profile-*.txt; do [ ! -s $$f ] || cp $$f bench/results/; done; \
