@@ -44,6 +44,7 @@ bool vatt_q_push(struct vatt *a, const struct vdgram *d)
 	a->q[(a->qhead + a->qlen) % a->qcap] = *d;
 	a->qlen++;
 	a->qbytes += d->plen;
+	__atomic_store_n(&a->ring->queued, a->ring->queued + 1, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -59,6 +60,7 @@ void vatt_q_pop(struct vatt *a)
 	a->qbytes -= a->q[a->qhead].plen;
 	a->qhead = (a->qhead + 1) % a->qcap;
 	a->qlen--;
+	__atomic_store_n(&a->ring->queued, a->ring->queued - 1, __ATOMIC_RELAXED);
 }
 
 /* ---- cookie table ---- */
@@ -137,9 +139,9 @@ unsigned int vdemux_each_front_locked(struct vringset *r,
 	struct vatt *a;
 
 	/* round after round, one datagram of each socket per round */
-	while (more && n < max) {
+	while (more && n < max && r->queued) {
 		more = false;
-		for (i = 0; i < r->tab_size && n < max; i++) {
+		for (i = 0; i < r->tab_size && n < max && r->queued; i++) {
 			a = r->tab[i];
 			if (!a || a == TOMBSTONE || !a->qlen)
 				continue;

@@ -669,7 +669,7 @@ static bool claim(struct vepoll *ep, const struct epoll_event *e)
 		if (m->data.u64 != e->data.u64)
 			continue;
 		if (e->events & EPOLLIN)
-			__atomic_store_n(&m->w->os_hint, true, __ATOMIC_RELAXED);
+			vwait_hint_os(m->w);
 		if (!(m->events & EPOLLONESHOT))
 			continue;
 		if (m->disabled)

@@ -154,7 +154,7 @@ static int collect(struct pollfd *fds, nfds_t n, struct pollfd *ext,
 		vwait_sleep_end(p->w, p->efd && ext[p->first].revents);
 		p->asleep = false;
 		if (ext[p->idx].revents & POLLIN)
-			__atomic_store_n(&p->w->os_hint, true, __ATOMIC_RELAXED);
+			vwait_hint_os(p->w);
 		for (j = p->first + p->efd; j < p->end; j++)
 			if (ext[j].revents)
 				vdemux_drain_try(c->pe[k].w->src[j - p->first - p->efd]);

@@ -770,6 +770,9 @@ unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 	struct vdgram *d;
 	int i;
 
+	/* nothing queued for it and its rings empty: no lock */
+	if (!ring_maybe(u))
+		return vudp_xt_kernel(u, c, max, false);
 	pthread_rwlock_rdlock(&u->lock);
 	for (i = 0; i < u->natt && n < max; i++) {
 		a = u->att[i];

@@ -287,7 +287,8 @@ struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
 		if (r) {
 			r->refs = 1;		/* the list's */
 			r->next = rings;
-			rings = r;
+			/* vrs_by_fd() walks it without the lock */
+			__atomic_store_n(&rings, r, __ATOMIC_RELEASE);
 		} else if (*err == -ENOBUFS) {
 			*why = umem.why;
 		}
@@ -302,12 +303,15 @@ struct vringset *vrs_by_fd(int fd)
 {
 	struct vringset *r;
 
-	pthread_mutex_lock(&rings_lock);
-	for (r = rings; r; r = r->next)
+	/*
+	 * No lock: the list only grows at its head, each ring set complete
+	 * before it is published, and ring sets live as long as the process
+	 * (a fork child's go while it has one thread).
+	 */
+	for (r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next)
 		if (vrs_fd(r) == fd)
 			break;
-	pthread_mutex_unlock(&rings_lock);
-	return r;	/* ring sets live as long as the process */
+	return r;
 }
 
 void vrs_put(struct vringset *r)

@@ -45,6 +45,19 @@ struct vringset {
 	} *pend;
 	uint32_t pend_head, pend_len, pend_cap;
 	bool pend_running;
+	/*
+	 * demux.c: datagrams in its attachments' queues, written under lock,
+	 * read without one by the polls that find nothing (xtreme.c).
+	 */
+	uint32_t queued;
+	/*
+	 * xtreme.c: its sockets' kernel sockets are due a look (a wait saw
+	 * one readable: vwait_hint_os()), and the empty polls since the last
+	 * look; both read and written without a lock (a lost count only
+	 * moves the next look by one poll).
+	 */
+	bool os_hint;
+	uint32_t os_skip;
 	/* send.c: TX and COMPLETION, under txlock */
 	pthread_mutex_t txlock;
 	uint64_t *txfree;	/* chunks free for TX frames */

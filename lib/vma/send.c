@@ -51,16 +51,36 @@ struct vhdr {
 	uint8_t hdr[64];
 };
 
+/*
+ * RFC 1071's sum of big-endian 16-bit words, added to sum. Summed four
+ * bytes at a time in the host's order and folded: a one's-complement sum
+ * in the other byte order is the same sum byte-swapped (RFC 1071, 2(B)).
+ */
 uint32_t vcsum_add(uint32_t sum, const void *p, size_t len)
 {
 	const uint8_t *b = p;
-	size_t i;
+	uint64_t acc = 0;
+	uint32_t w;
+	uint16_t h;
 
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)(b[i] << 8 | b[i + 1]);
-	if (len & 1)
-		sum += (uint32_t)b[len - 1] << 8;
-	return sum;
+	for (; len >= 4; b += 4, len -= 4) {
+		memcpy(&w, b, sizeof(w));
+		acc += w;
+	}
+	if (len >= 2) {
+		memcpy(&h, b, sizeof(h));
+		acc += h;
+		b += 2;
+		len -= 2;
+	}
+	if (len) {	/* padded with a zero byte */
+		h = 0;
+		memcpy(&h, b, 1);
+		acc += h;
+	}
+	while (acc >> 16)
+		acc = (acc & 0xffff) + (acc >> 16);
+	return sum + ntohs((uint16_t)acc);
 }
 
 uint16_t vcsum_fold(uint32_t sum)

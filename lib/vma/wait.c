@@ -55,6 +55,7 @@
 
 #include "sys.h"
 #include "fd.h"
+#include "rings.h"
 #include "wait.h"
 
 void vwait_init(struct vwait *w)
@@ -99,6 +100,18 @@ void vwait_set_sources(struct vwait *w, struct vringset *const *src, int n)
 		__atomic_store_n(&w->src[i], src[i], __ATOMIC_RELEASE);
 	__atomic_store_n(&w->nsrc, i, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&w->gen, 1, __ATOMIC_SEQ_CST);	/* G1 */
+}
+
+void vwait_hint_os(struct vwait *w)
+{
+	int i, n = __atomic_load_n(&w->nsrc, __ATOMIC_ACQUIRE);
+	struct vringset *r;
+
+	__atomic_store_n(&w->os_hint, true, __ATOMIC_RELAXED);
+	for (i = 0; i < n; i++) {
+		r = __atomic_load_n(&w->src[i], __ATOMIC_ACQUIRE);
+		__atomic_store_n(&r->os_hint, true, __ATOMIC_RELAXED);
+	}
 }
 
 static void signal_efd(struct vwait *w)

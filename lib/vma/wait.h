@@ -45,6 +45,13 @@ int vwait_efd(struct vwait *w) VMAK_HIDDEN;
 void vwait_set_sources(struct vwait *w, struct vringset *const *src, int n)
 	VMAK_HIDDEN;
 
+/*
+ * A wait saw the socket's kernel socket readable: its next receive or
+ * socketXtreme poll looks there, and so does the next poll of each ring
+ * set it takes datagrams from.
+ */
+void vwait_hint_os(struct vwait *w) VMAK_HIDDEN;
+
 /* Producer: one datagram of bytes queued (the ring set's lock held). */
 void vwait_post(struct vwait *w, uint32_t bytes) VMAK_HIDDEN;
 /* Consumer: n datagrams (bytes in all) taken or dropped from the queues. */

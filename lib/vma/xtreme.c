@@ -75,22 +75,52 @@ static bool ring_one(struct vatt *a, const struct vdgram *d, void *ctx)
 #define RING_OWNERS	64	/* sockets of a ring whose kernel sockets are read */
 
 /*
- * The ring's datagrams, then, on their turns, what the kernel sockets of
+ * The turn of the kernel sockets of r's sockets: a wait saw one readable
+ * (vwait_hint_os()), or once every VMA_RX_UDP_POLL_OS_RATIO polls of the
+ * ring, as libvma looks at its OS fds. Plain loads and stores: a hint
+ * set between them finds its datagram already in the kernel socket, which
+ * this turn reads.
+ */
+static bool ring_os_turn(struct vringset *r)
+{
+	uint32_t k;
+
+	if (__atomic_load_n(&r->os_hint, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&r->os_hint, false, __ATOMIC_RELAXED);
+		return true;
+	}
+	if (!vconf.os_poll_ratio)
+		return false;
+	k = __atomic_load_n(&r->os_skip, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&r->os_skip, k, __ATOMIC_RELAXED);
+	return k % (uint32_t)vconf.os_poll_ratio == 0;
+}
+
+/*
+ * The ring's datagrams, then, on their turn, what the kernel sockets of
  * the ring's sockets have (vudp_xt_kernel()): every datagram of theirs
- * comes out of the ring's fd, as libvma's do.
+ * comes out of the ring's fd, as libvma's do. A poll that finds the ring
+ * empty, nothing queued and no callback to run takes no lock: that is
+ * most polls of a program that spins on its ring.
  */
 static int ring_form(struct vringset *r, struct vma_completion_t *c,
 		     unsigned int n)
 {
 	const void *own[RING_OWNERS];
 	struct ring_poll rp = { c };
-	unsigned int got, nown, i;
+	unsigned int got = 0, nown = 0, i;
+	bool os = ring_os_turn(r);
 	struct vudp *u;
 
+	if (!os && !vrs_pending(r) &&
+	    !__atomic_load_n(&r->queued, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&r->pend_len, __ATOMIC_RELAXED))
+		return 0;
 	pthread_mutex_lock(&r->lock);
 	vdemux_drain_locked(r);
 	got = vdemux_each_front_locked(r, ring_one, &rp, n);
-	nown = got < n ? vdemux_owners_locked(r, own, RING_OWNERS) : 0;
+	if (os && got < n)
+		nown = vdemux_owners_locked(r, own, RING_OWNERS);
 	for (i = 0; i < nown; i++)	/* they outlive the lock */
 		if (!vfd_tryref(&((struct vudp *)own[i])->hdr))
 			own[i] = NULL;
@@ -101,7 +131,7 @@ static int ring_form(struct vringset *r, struct vma_completion_t *c,
 		if (!u)
 			continue;
 		if (got < n)
-			got += vudp_xt_kernel(u, c + got, n - got, false);
+			got += vudp_xt_kernel(u, c + got, n - got, true);
 		vfd_put(&u->hdr);
 	}
 	return (int)got;
