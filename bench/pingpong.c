@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,19 +141,50 @@ struct fring {
 	void *priv;
 };
 
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/*
+ * With PINGPONG_PHASES set, the echo times its send (the frame turned
+ * around and kicked: two clock reads, the clock's own cost taken off)
+ * and prints "phases send A clock B n N", nanoseconds per datagram, when
+ * SIGTERM or its time ends it (xtbench echo prints the same).
+ */
 static void fring_echo(struct fring *r)
 {
-	uint64_t end = now_ns() + (uint64_t)(secs * 1e9), addr;
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9), addr, t1, ts = 0, tc;
+	int phases = getenv("PINGPONG_PHASES") != NULL;
 	uint32_t len;
+	long hits = 0;
 
-	while (now_ns() < end) {
+	signal(SIGTERM, on_term);
+	while (!stop && now_ns() < end) {
 		r->reap(r, 1);
 		if (!r->rx_peek(r, &addr, &len))
 			continue;
+		t1 = phases ? now_ns() : 0;
 		swap_frame(r->umem + addr);
 		/* The chunk goes out as it came; its completion refills. */
 		if (r->tx(r, addr, len))
 			r->rx_done(r, addr);
+		if (phases) {
+			ts += now_ns() - t1;
+			hits++;
+		}
+	}
+	if (phases && hits) {
+		t1 = now_ns();
+		for (int i = 0; i < 1000; i++)
+			now_ns();
+		tc = (now_ns() - t1) / 1001;
+		printf("phases send %ld clock %ld n %ld\n", (long)(ts / hits - tc),
+		       (long)tc, hits);
+		fflush(stdout);
 	}
 }
 

@@ -23,6 +23,7 @@
 #include <mellanox/vma_extra.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,32 +141,67 @@ static int rx(int argc, char **argv)
 	return 0;
 }
 
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/*
+ * With XTBENCH_PHASES set, the echo times its steps (two clock reads
+ * each, the clock's own cost measured and taken off) and prints
+ * "phases poll-hit A send B free C clock D n N", nanoseconds per
+ * datagram, when SIGTERM or its time ends it.
+ */
 static int echo(int argc, char **argv)
 {
 	struct vma_completion_t c[16];
 	struct sockaddr_in a;
 	struct vma_buff_t *b;
-	int64_t end;
-	int s, ring, n, i;
+	int64_t end, t0, t1, t2, t3, tp = 0, ts = 0, tf = 0, tc;
+	int s, ring, n, i, phases = getenv("XTBENCH_PHASES") != NULL;
+	long hits = 0;
 
 	if (argc < 5 || !api)
 		return 2;
 	pin(argc, argv, 5);
+	signal(SIGTERM, on_term);
 	s = bound(argv[2], argv[3], &a);
 	ring = ring_of(s);
 	printf("ready\n");
 	fflush(stdout);
 	end = now_ns() + (int64_t)atoi(argv[4]) * 1000000000;
-	while (now_ns() < end) {
+	while (!stop && (t0 = now_ns()) < end) {
 		n = api->socketxtreme_poll(ring, c, 16, 0);
+		if (phases && n > 0) {
+			tp += now_ns() - t0;
+			hits++;
+		}
 		for (i = 0; i < n; i++) {
 			if (!(c[i].events & VMA_SOCKETXTREME_PACKET))
 				continue;
 			b = c[i].packet.buff_lst;
+			t1 = phases ? now_ns() : 0;
 			sendto(s, b->payload, b->len, 0,
 			       (struct sockaddr *)&c[i].src, sizeof(c[i].src));
+			t2 = phases ? now_ns() : 0;
 			api->socketxtreme_free_vma_packets(&c[i].packet, 1);
+			t3 = phases ? now_ns() : 0;
+			ts += t2 - t1;
+			tf += t3 - t2;
 		}
+	}
+	if (phases && hits) {
+		t0 = now_ns();
+		for (i = 0; i < 1000; i++)
+			now_ns();
+		tc = (now_ns() - t0) / 1001;
+		printf("phases poll-hit %ld send %ld free %ld clock %ld n %ld\n",
+		       (long)(tp / hits - tc), (long)(ts / hits - tc),
+		       (long)(tf / hits - tc), (long)tc, hits);
+		fflush(stdout);
 	}
 	return 0;
 }

@@ -41,7 +41,8 @@ bool vatt_q_push(struct vatt *a, const struct vdgram *d)
 		a->qcap = cap;
 		a->qhead = 0;
 	}
-	a->q[(a->qhead + a->qlen) % a->qcap] = *d;
+	i = a->qhead + a->qlen;		/* no division per datagram */
+	a->q[i >= a->qcap ? i - a->qcap : i] = *d;
 	a->qlen++;
 	a->qbytes += d->plen;
 	__atomic_store_n(&a->ring->queued, a->ring->queued + 1, __ATOMIC_RELAXED);
@@ -58,7 +59,8 @@ void vatt_q_pop(struct vatt *a)
 	if (!a->qlen)
 		return;
 	a->qbytes -= a->q[a->qhead].plen;
-	a->qhead = (a->qhead + 1) % a->qcap;
+	if (++a->qhead == a->qcap)
+		a->qhead = 0;
 	a->qlen--;
 	__atomic_store_n(&a->ring->queued, a->ring->queued - 1, __ATOMIC_RELAXED);
 }
@@ -289,10 +291,14 @@ static void queue(struct vringset *r, struct vatt *a, const struct vdgram *g)
 	vrs_recycle_locked(r, g->addr);
 }
 
-uint32_t vdemux_drain_locked(struct vringset *r)
+typedef bool (*direct_fn)(struct vatt *a, const struct vdgram *d, void *ctx);
+
+static uint32_t drain(struct vringset *r, direct_fn fn, void *ctx,
+		      unsigned int max, unsigned int *taken)
 {
 	struct vmak_ring_cons *rx = r->rs.rx;
 	const struct vmak_rx_desc *d;
+	vma_recv_callback_t cb;
 	struct vdgram g;
 	struct vatt *a;
 	uint32_t n, i, idx, total = 0;
@@ -306,15 +312,37 @@ uint32_t vdemux_drain_locked(struct vringset *r)
 				vrs_recycle_locked(r, d->addr);
 				continue;
 			}
-			if (a && __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE) &&
-			    pend(r, a, &g))
+			cb = a ? __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE) : NULL;
+			if (cb && pend(r, a, &g))
 				continue;
+			/* nothing of a's waits before it: its order holds */
+			if (!cb && a && fn && !a->qlen && *taken < max &&
+			    fn(a, &g, ctx)) {
+				(*taken)++;
+				continue;
+			}
 			queue(r, a, &g);
 		}
 		vmak_ring_release(rx, n);
 		total += n;
 	}
 	return total;
+}
+
+uint32_t vdemux_drain_locked(struct vringset *r)
+{
+	unsigned int taken = 0;
+
+	return drain(r, NULL, NULL, 0, &taken);
+}
+
+unsigned int vdemux_drain_to_locked(struct vringset *r, direct_fn fn,
+				    void *ctx, unsigned int max)
+{
+	unsigned int taken = 0;
+
+	drain(r, fn, ctx, max, &taken);
+	return taken;
 }
 
 uint32_t vdemux_drain_try(struct vringset *r)

@@ -67,6 +67,17 @@ void vdemux_forget(struct vatt *a) VMAK_HIDDEN;
  */
 uint32_t vdemux_drain_locked(struct vringset *r) VMAK_HIDDEN;
 /*
+ * The same, but a datagram for an attachment with nothing queued and no
+ * receive callback goes to fn first (while it returns true and max
+ * allows: fn took it, never queued nor counted in the socket's wake
+ * state). Returns how many fn took.
+ */
+unsigned int vdemux_drain_to_locked(struct vringset *r,
+				    bool (*fn)(struct vatt *a,
+					       const struct vdgram *d,
+					       void *ctx),
+				    void *ctx, unsigned int max) VMAK_HIDDEN;
+/*
  * Drain if there is something and nobody else is at it; then run the
  * receive callbacks of what it found (vdemux_callbacks()).
  */

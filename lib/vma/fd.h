@@ -136,6 +136,8 @@ extern void (*vfd_last_fd_hook)(struct vfd *f) VMAK_HIDDEN;
 
 /* A referenced object for fd, or NULL (not ours). vfd_put() after. */
 struct vfd *vfd_get(int fd) VMAK_HIDDEN;
+/* vfd_get(), and when it finds none, *internal: fd is one of ours. */
+struct vfd *vfd_get_or_internal(int fd, bool *internal) VMAK_HIDDEN;
 void vfd_ref(struct vfd *f) VMAK_HIDDEN;
 /* A reference unless the object is being destroyed (refs 0). */
 bool vfd_tryref(struct vfd *f) VMAK_HIDDEN;

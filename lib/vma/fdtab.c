@@ -111,14 +111,16 @@ bool vfd_tryref(struct vfd *f)
 	return true;
 }
 
-struct vfd *vfd_get(int fd)
+struct vfd *vfd_get_or_internal(int fd, bool *internal)
 {
 	struct vfd *f;
 	uintptr_t v;
 
+	*internal = false;
 	if (!vfd_any())
 		return NULL;
 	v = peek(fd);
+	*internal = v == INTERNAL;
 	if (!is_obj(v))
 		return NULL;
 	f = (struct vfd *)v;
@@ -129,6 +131,13 @@ struct vfd *vfd_get(int fd)
 		return NULL;
 	}
 	return f;
+}
+
+struct vfd *vfd_get(int fd)
+{
+	bool internal;
+
+	return vfd_get_or_internal(fd, &internal);
 }
 
 void vfd_ref(struct vfd *f)

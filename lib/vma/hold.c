@@ -26,7 +26,7 @@
 
 static struct vbuf *tab;
 static uint32_t ntab;
-static uint32_t held;
+static unsigned int chunk_shift;	/* chunks are a power of two */
 static struct vbuf copies[VHOLD_COPIES];
 
 static bool is_copy(const struct vbuf *v)
@@ -42,6 +42,7 @@ int vhold_init(uint32_t nchunks)
 	if (!tab)
 		return -ENOMEM;
 	ntab = nchunks;
+	chunk_shift = (unsigned int)__builtin_ctz(vrs_chunk_size());
 	return 0;
 }
 
@@ -50,12 +51,11 @@ void vhold_atfork_child(void)
 	free(tab);
 	tab = NULL;
 	ntab = 0;
-	held = 0;
 }
 
 static uint32_t index_of(uint64_t addr)
 {
-	return (uint32_t)(addr / vrs_chunk_size());
+	return (uint32_t)(addr >> chunk_shift);
 }
 
 struct vbuf *vhold_take(struct vringset *r, uint64_t addr, void *payload,
@@ -74,7 +74,6 @@ struct vbuf *vhold_take(struct vringset *r, uint64_t addr, void *payload,
 	v->ring = r;
 	v->owner = owner;
 	__atomic_store_n(&v->refs, 1, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&held, 1, __ATOMIC_RELAXED);
 	return v;
 }
 
@@ -115,7 +114,6 @@ struct vbuf *vhold_copy_claim(const void *owner)
 		copies[i].owner = owner;
 		copies[i].ring = NULL;
 		copies[i].copy = NULL;
-		__atomic_add_fetch(&held, 1, __ATOMIC_RELAXED);
 		return &copies[i];
 	}
 	return NULL;
@@ -133,7 +131,6 @@ void vhold_copy_fill(struct vbuf *v, void *buf, uint32_t len)
 void vhold_copy_abandon(struct vbuf *v)
 {
 	v->copy = NULL;
-	__atomic_sub_fetch(&held, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&v->refs, 0, __ATOMIC_RELEASE);
 }
 
@@ -164,14 +161,12 @@ int vhold_put(struct vbuf *v)
 		return (int)refs - 1;
 	if (is_copy(v)) {	/* free for the next claim from here on */
 		free(copy);
-		__atomic_sub_fetch(&held, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	addr = (uint64_t)(v - tab) * vrs_chunk_size();
 	pthread_mutex_lock(&v->ring->lock);
 	vrs_recycle_locked(v->ring, addr);
 	pthread_mutex_unlock(&v->ring->lock);
-	__atomic_sub_fetch(&held, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -193,7 +188,17 @@ void vhold_release_owner(const void *owner)
 	release_in(copies, VHOLD_COPIES, owner);
 }
 
+static uint32_t held_in(const struct vbuf *t, uint32_t n)
+{
+	uint32_t i, k = 0;
+
+	for (i = 0; t && i < n; i++)
+		k += __atomic_load_n(&t[i].refs, __ATOMIC_RELAXED) != 0;
+	return k;
+}
+
+/* Counted when asked (a statistics dump), not per datagram. */
 uint32_t vhold_count(void)
 {
-	return __atomic_load_n(&held, __ATOMIC_RELAXED);
+	return held_in(tab, ntab) + held_in(copies, VHOLD_COPIES);
 }

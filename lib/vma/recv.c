@@ -422,7 +422,7 @@ static bool os_turn(struct vudp *u, bool spinning)
 		return true;
 	if (!spinning || !vconf.os_poll_ratio)
 		return true;
-	return ++u->rx.os_skip % vconf.os_poll_ratio == 0;
+	return vos_turn(&u->rx.os_skip);
 }
 
 /* The kernel socket's own drop count, as it reports it, kept for ours. */
@@ -669,7 +669,7 @@ int vudp_last_stamp(struct vudp *u, uint64_t *ns)
 }
 
 void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
-		  struct vma_completion_t *c)
+		  struct vma_completion_t *c, bool queued)
 {
 	struct frame f;
 	struct vbuf *v;
@@ -691,7 +691,8 @@ void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
 		c->src.sin_family = AF_INET;
 		memcpy(&c->src.sin_addr, f.l3 + 12, 4);
 	}
-	vwait_take(&u->w, 1, f.plen);
+	if (queued)
+		vwait_take(&u->w, 1, f.plen);
 	u->st->rx_ring++;
 }
 
@@ -711,8 +712,7 @@ unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
 
 	if (!ready && __atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
 	    !__atomic_exchange_n(&u->w.os_hint, false, __ATOMIC_RELAXED) &&
-	    (!vconf.os_poll_ratio ||
-	     ++u->rx.os_skip % vconf.os_poll_ratio))
+	    (!vconf.os_poll_ratio || !vos_turn(&u->rx.os_skip)))
 		return 0;
 	while (n < max) {
 		v = vhold_copy_claim(u);
@@ -762,9 +762,26 @@ unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
 	return n;
 }
 
+struct xt_direct {
+	struct vudp *u;
+	struct vma_completion_t *c;
+};
+
+/* A datagram off the RX ring: u's, straight to a completion. */
+static bool xt_mine(struct vatt *a, const struct vdgram *d, void *ctx)
+{
+	struct xt_direct *x = ctx;
+
+	if (a->cb->owner != x->u)
+		return false;	/* another socket's: queued for it */
+	vudp_xt_fill(x->u, a->ring, d, x->c++, false);
+	return true;
+}
+
 unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 			  unsigned int max)
 {
+	struct xt_direct x = { u, NULL };
 	unsigned int n = 0;
 	struct vatt *a;
 	struct vdgram *d;
@@ -777,11 +794,12 @@ unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 	for (i = 0; i < u->natt && n < max; i++) {
 		a = u->att[i];
 		pthread_mutex_lock(&a->ring->lock);
-		vdemux_drain_locked(a->ring);
 		while (n < max && (d = vatt_q_peek(a))) {
-			vudp_xt_fill(u, a->ring, d, &c[n++]);
+			vudp_xt_fill(u, a->ring, d, &c[n++], true);
 			vatt_q_pop(a);
 		}
+		x.c = c + n;
+		n += vdemux_drain_to_locked(a->ring, xt_mine, &x, max - n);
 		pthread_mutex_unlock(&a->ring->lock);
 		vdemux_callbacks(a->ring);
 	}

@@ -53,8 +53,8 @@ struct vringset {
 	/*
 	 * xtreme.c: its sockets' kernel sockets are due a look (a wait saw
 	 * one readable: vwait_hint_os()), and the empty polls since the last
-	 * look; both read and written without a lock (a lost count only
-	 * moves the next look by one poll).
+	 * look (counted down: vos_turn()); both read and written without a
+	 * lock.
 	 */
 	bool os_hint;
 	uint32_t os_skip;

@@ -215,7 +215,7 @@ static int fetch_header(struct vudp *u, struct vhdr *h, bool connected)
 static struct vhdr *header_for(struct vudp *u, const struct sockaddr_in6 *dst,
 			       bool connected)
 {
-	int64_t now = vnow_ns();
+	int64_t now = vnow_coarse_ns();
 	uint32_t gen = __atomic_load_n(&u->gen, __ATOMIC_ACQUIRE);
 	struct vhdr *h = NULL;
 	int i, err;

@@ -56,7 +56,7 @@ struct vudp_opt {
 /* recv.c's part */
 struct vudp_rx {
 	uint32_t next_att;	/* round robin over attachments */
-	uint32_t os_skip;	/* empty turns not looking at the kernel */
+	uint32_t os_skip;	/* turns left until the kernel's (vos_turn()) */
 	bool peeked_os;		/* MSG_PEEK came from the kernel socket */
 	bool last_ring;		/* the last datagram came through a ring */
 	uint64_t last_ts;	/* ... and its timestamp (SIOCGSTAMP) */
@@ -180,12 +180,14 @@ int vudp_fionread(struct vudp *u, int *out) VMAK_HIDDEN;
 int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
 		    struct sockaddr *from, socklen_t *fromlen) VMAK_HIDDEN;
 /*
- * socketXtreme: the front datagram d of one of u's queues on r, handed
- * over as completion c (its chunk held; r->lock held, the caller pops it),
- * and up to max of u's queued datagrams so (their rings drained first).
+ * socketXtreme: datagram d of u's on r handed over as completion c, its
+ * chunk held (r->lock held): the front of one of u's queues (queued; the
+ * caller pops it), or one straight from r's RX ring, never counted as
+ * queued (vdemux_drain_to_locked()). And up to max of u's datagrams so,
+ * the queued ones first.
  */
 void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
-		  struct vma_completion_t *c) VMAK_HIDDEN;
+		  struct vma_completion_t *c, bool queued) VMAK_HIDDEN;
 unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 			  unsigned int max) VMAK_HIDDEN;
 /*

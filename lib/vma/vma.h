@@ -212,6 +212,36 @@ static inline int64_t vnow_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/*
+ * The same clock to a few milliseconds, without reading the time stamp
+ * counter: for what ages in seconds (the send path's cached headers).
+ */
+static inline int64_t vnow_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * The kernel socket's turn, once every VMA_RX_UDP_POLL_OS_RATIO (not 0)
+ * calls: *left counts the calls down, without a division per turn.
+ * Plain loads and stores: a count two threads race on only moves the
+ * next turn by a call.
+ */
+static inline bool vos_turn(uint32_t *left)
+{
+	uint32_t k = __atomic_load_n(left, __ATOMIC_RELAXED);
+
+	if (k > 1) {
+		__atomic_store_n(left, k - 1, __ATOMIC_RELAXED);
+		return false;
+	}
+	__atomic_store_n(left, vconf.os_poll_ratio, __ATOMIC_RELAXED);
+	return true;
+}
+
 /* A deadline in CLOCK_MONOTONIC ns from a relative timeout; -1: none. */
 static inline int64_t vdeadline_ms(int ms)
 {

@@ -68,7 +68,15 @@ static bool ring_one(struct vatt *a, const struct vdgram *d, void *ctx)
 {
 	struct ring_poll *rp = ctx;
 
-	vudp_xt_fill((struct vudp *)a->cb->owner, a->ring, d, rp->c++);
+	vudp_xt_fill((struct vudp *)a->cb->owner, a->ring, d, rp->c++, true);
+	return true;
+}
+
+static bool ring_new(struct vatt *a, const struct vdgram *d, void *ctx)
+{
+	struct ring_poll *rp = ctx;
+
+	vudp_xt_fill((struct vudp *)a->cb->owner, a->ring, d, rp->c++, false);
 	return true;
 }
 
@@ -83,17 +91,11 @@ static bool ring_one(struct vatt *a, const struct vdgram *d, void *ctx)
  */
 static bool ring_os_turn(struct vringset *r)
 {
-	uint32_t k;
-
 	if (__atomic_load_n(&r->os_hint, __ATOMIC_RELAXED)) {
 		__atomic_store_n(&r->os_hint, false, __ATOMIC_RELAXED);
 		return true;
 	}
-	if (!vconf.os_poll_ratio)
-		return false;
-	k = __atomic_load_n(&r->os_skip, __ATOMIC_RELAXED) + 1;
-	__atomic_store_n(&r->os_skip, k, __ATOMIC_RELAXED);
-	return k % (uint32_t)vconf.os_poll_ratio == 0;
+	return vconf.os_poll_ratio && vos_turn(&r->os_skip);
 }
 
 /*
@@ -117,8 +119,9 @@ static int ring_form(struct vringset *r, struct vma_completion_t *c,
 	    !__atomic_load_n(&r->pend_len, __ATOMIC_RELAXED))
 		return 0;
 	pthread_mutex_lock(&r->lock);
-	vdemux_drain_locked(r);
-	got = vdemux_each_front_locked(r, ring_one, &rp, n);
+	/* what waits in the queues first, then what the ring brings */
+	got = r->queued ? vdemux_each_front_locked(r, ring_one, &rp, n) : 0;
+	got += vdemux_drain_to_locked(r, ring_new, &rp, n - got);
 	if (os && got < n)
 		nown = vdemux_owners_locked(r, own, RING_OWNERS);
 	for (i = 0; i < nown; i++)	/* they outlive the lock */
@@ -327,6 +330,7 @@ static const struct vepoll_xt_ops xt_ops = {
 int vxt_poll(int fd, struct vma_completion_t *c, unsigned int n, int flags)
 {
 	struct vringset *r;
+	bool internal;
 	struct vfd *f;
 	int rc;
 
@@ -339,7 +343,7 @@ int vxt_poll(int fd, struct vma_completion_t *c, unsigned int n, int flags)
 	}
 	if (!n)
 		return 0;
-	f = vfd_get(fd);
+	f = vfd_get_or_internal(fd, &internal);
 	if (f) {
 		if (f->ops == &vudp_ops)
 			rc = (int)vudp_xt_take(vudp_of(f), c, n);
@@ -350,7 +354,7 @@ int vxt_poll(int fd, struct vma_completion_t *c, unsigned int n, int flags)
 		vfd_put(f);
 		return rc;
 	}
-	r = vfd_internal(fd) ? vrs_by_fd(fd) : NULL;
+	r = internal ? vrs_by_fd(fd) : NULL;
 	if (r)
 		return ring_form(r, c, n);
 	if (is_listening(fd))
