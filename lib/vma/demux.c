@@ -390,7 +390,7 @@ static void cb_prepare(const struct vdgram *g, const struct vwait *w,
 	c->info.sw_timestamp.tv_nsec = (long)(g->ts % 1000000000ULL);
 }
 
-void vdemux_callbacks(struct vringset *r)
+void vdemux_run_callbacks(struct vringset *r)
 {
 	vma_recv_callback_retval_t ret;
 	struct vpend p;
@@ -398,8 +398,6 @@ void vdemux_callbacks(struct vringset *r)
 	struct vrxcb cb;
 	struct vatt *a;
 
-	if (!__atomic_load_n(&r->pend_len, __ATOMIC_RELAXED))
-		return;
 	pthread_mutex_lock(&r->lock);
 	if (r->pend_running) {
 		pthread_mutex_unlock(&r->lock);

@@ -88,7 +88,14 @@ uint32_t vdemux_drain_try(struct vringset *r) VMAK_HIDDEN;
  * callback may call the socket calls): after a drain, with r's lock
  * released. One thread at a time per ring set, in arrival order.
  */
-void vdemux_callbacks(struct vringset *r) VMAK_HIDDEN;
+void vdemux_run_callbacks(struct vringset *r) VMAK_HIDDEN;
+
+static inline void vdemux_callbacks(struct vringset *r)
+{
+	/* nothing pending: no call (a poll's usual case) */
+	if (__atomic_load_n(&r->pend_len, __ATOMIC_RELAXED))
+		vdemux_run_callbacks(r);
+}
 /*
  * fn on the front datagram of each attachment of r in turn, while it
  * returns true (it took the datagram: the caller pops it) and max allows

@@ -70,6 +70,16 @@ void vfd_pool_atfork_child(struct vfd_pool *p)
 
 /* ---- slots ---- */
 
+/* The page of fd's slot, if it has one (every lookup's path: inline). */
+static inline uintptr_t *page_of(int fd)
+{
+	unsigned int p = (unsigned int)fd / PAGE_SLOTS;
+
+	if (fd < 0 || p >= MAX_PAGES)
+		return NULL;
+	return __atomic_load_n(&pages[p], __ATOMIC_ACQUIRE);
+}
+
 static uintptr_t *slot(int fd, bool create)
 {
 	unsigned int p = (unsigned int)fd / PAGE_SLOTS;
@@ -77,7 +87,7 @@ static uintptr_t *slot(int fd, bool create)
 
 	if (fd < 0 || p >= MAX_PAGES)
 		return NULL;
-	pg = __atomic_load_n(&pages[p], __ATOMIC_ACQUIRE);
+	pg = page_of(fd);
 	if (!pg && create) {
 		pg = calloc(PAGE_SLOTS, sizeof(*pg));
 		if (!pg)
@@ -87,11 +97,12 @@ static uintptr_t *slot(int fd, bool create)
 	return pg ? &pg[(unsigned int)fd % PAGE_SLOTS] : NULL;
 }
 
-static uintptr_t peek(int fd)
+static inline uintptr_t peek(int fd)
 {
-	uintptr_t *s = slot(fd, false);
+	uintptr_t *pg = page_of(fd);
 
-	return s ? __atomic_load_n(s, __ATOMIC_ACQUIRE) : 0;
+	return pg ? __atomic_load_n(&pg[(unsigned int)fd % PAGE_SLOTS],
+				    __ATOMIC_ACQUIRE) : 0;
 }
 
 static bool is_obj(uintptr_t v)

@@ -678,13 +678,13 @@ void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
 	frame_parse(d, &f);
 	uh = (const struct udphdr *)(f.payload - sizeof(*uh));
 	v = vhold_take(r, d->addr, (void *)f.payload, f.plen, u);
-	memset(c, 0, sizeof(*c));
-	c->packet.num_bufs = 1;
-	c->packet.total_len = (uint16_t)f.plen;
-	c->packet.buff_lst = &v->b;
-	c->events = VMA_SOCKETXTREME_PACKET;
-	c->user_data = __atomic_load_n(&u->user_data, __ATOMIC_RELAXED);
-	c->src.sin_port = uh->source;
+	*c = (struct vma_completion_t){
+		.packet = { .num_bufs = 1, .total_len = (uint16_t)f.plen,
+			    .buff_lst = &v->b },
+		.events = VMA_SOCKETXTREME_PACKET,
+		.user_data = __atomic_load_n(&u->user_data, __ATOMIC_RELAXED),
+		.src.sin_port = uh->source,
+	};
 	if (f.v6) {
 		c->src.sin_family = AF_INET6;	/* sockaddr_in has no room */
 	} else {

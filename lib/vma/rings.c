@@ -50,15 +50,8 @@ static struct {
 	char whybuf[160];
 } umem = { .owner_fd = -1 };
 
-void *vrs_chunk(uint64_t addr)
-{
-	return (char *)umem.base + addr;
-}
-
-uint32_t vrs_chunk_size(void)
-{
-	return umem.chunk;
-}
+char *vrs_umem_base VMAK_HIDDEN;
+uint32_t vrs_umem_chunk VMAK_HIDDEN;
 
 void vrs_recycle_locked(struct vringset *r, uint64_t addr)
 {
@@ -149,10 +142,13 @@ static int umem_setup(void)
 		return -ENOMEM;
 	}
 	pool_reset();
+	vrs_umem_base = umem.base;
+	vrs_umem_chunk = umem.chunk;
 	if (vhold_init(umem.nchunks)) {
 		free(umem.pool);
 		munmap(umem.base, len);
 		umem.base = NULL;
+		vrs_umem_base = NULL;
 		return -ENOMEM;
 	}
 	return 0;
@@ -350,4 +346,6 @@ void vrs_atfork_child(void)
 	free(umem.pool);
 	memset(&umem, 0, sizeof(umem));
 	umem.owner_fd = -1;
+	vrs_umem_base = NULL;
+	vrs_umem_chunk = 0;
 }

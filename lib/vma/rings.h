@@ -90,9 +90,23 @@ static inline bool vrs_pending(const struct vringset *r)
 	return vmak_ring_cons_pending(r->rs.rx) != 0;
 }
 
+/*
+ * The UMEM's base and chunk size, for the inlines below: set once it is
+ * mapped (rings.c), before any ring set can hand out an address in it.
+ */
+extern char *vrs_umem_base VMAK_HIDDEN;
+extern uint32_t vrs_umem_chunk VMAK_HIDDEN;
+
 /* A chunk of the UMEM by address, and the chunks' size. */
-void *vrs_chunk(uint64_t addr) VMAK_HIDDEN;
-uint32_t vrs_chunk_size(void) VMAK_HIDDEN;
+static inline void *vrs_chunk(uint64_t addr)
+{
+	return vrs_umem_base + addr;
+}
+
+static inline uint32_t vrs_chunk_size(void)
+{
+	return vrs_umem_chunk;
+}
 /* Give a received chunk back to the FILL ring (r->lock held). */
 void vrs_recycle_locked(struct vringset *r, uint64_t addr) VMAK_HIDDEN;
 
