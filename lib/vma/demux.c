@@ -271,7 +271,9 @@ static bool pend(struct vringset *r, struct vatt *a, const struct vdgram *g)
 		r->pend_cap = cap;
 		r->pend_head = 0;
 	}
-	p = &r->pend[(r->pend_head + r->pend_len++) % r->pend_cap];
+	p = &r->pend[(r->pend_head + r->pend_len) % r->pend_cap];
+	/* read without the lock by the polls (vdemux_callbacks()) */
+	__atomic_store_n(&r->pend_len, r->pend_len + 1, __ATOMIC_RELAXED);
 	p->cookie = a->cookie;
 	p->d = *g;
 	return true;
@@ -407,7 +409,7 @@ void vdemux_run_callbacks(struct vringset *r)
 	while (r->pend_len) {
 		p = r->pend[r->pend_head];
 		r->pend_head = (r->pend_head + 1) % r->pend_cap;
-		r->pend_len--;
+		__atomic_store_n(&r->pend_len, r->pend_len - 1, __ATOMIC_RELAXED);
 		a = tab_find(r, p.cookie);
 		cb.fn = a ? __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE) : NULL;
 		/* IPv6 datagrams: vma_info_t has IPv4 addresses only */
