@@ -603,6 +603,66 @@ TEST_F(pre, socketxtreme_kernel_datagrams_are_packets_too)
 	close(fd);
 }
 
+/*
+ * A wait that saw the kernel socket readable sends the ring form's next
+ * poll there; a poll whose completions the ring's own datagrams fill
+ * must keep that turn for a poll with room, or the kernel's datagram
+ * waits for another (here no turn comes by count: the ratio is 0).
+ */
+TEST_F(pre, socketxtreme_ring_keeps_a_kernel_turn_a_full_poll_could_not_use)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_port = htons(32050) };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	struct vma_completion_t c[4];
+	struct vma_api_t *api;
+	int fd, lo, ep, ring = -1, i, k, n, ring_got = 0, kernel_got = 0;
+	char msg[8] = "kernel";
+	double end;
+
+	setenv("VMA_SOCKETXTREME", "1", 1);
+	setenv("VMA_RX_UDP_POLL_OS_RATIO", "0", 1);
+	fd = udp_bound(32050);
+	lo = socket(AF_INET, SOCK_DGRAM, 0);
+	ep = epoll_create1(0);
+	ASSERT_GE(fd, 0);
+	ASSERT_GE(lo, 0);
+	ASSERT_GE(ep, 0);
+	api = vma_get_api();
+	send_n(self->cmd, self->done, 32050, 1, 24);	/* the rings, first */
+	end = mono() + 5;
+	for (n = 0; !n && mono() < end; usleep(1000))
+		n = api->socketxtreme_poll(fd, c, 4, 0);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
+	ASSERT_EQ(1, api->get_socket_rings_fds(fd, &ring, 1));
+	ev.data.fd = fd;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	/* two on the ring, one on the kernel socket, then one wait */
+	send_n(self->cmd, self->done, 32050, 2, 24);
+	inet_pton(AF_INET, ADDR_B, &me.sin_addr);
+	ASSERT_EQ(6, sendto(lo, msg, 6, 0, (void *)&me, sizeof(me)));
+	usleep(200000);
+	ASSERT_EQ(1, epoll_wait(ep, &ev, 1, 2000));
+	/* one completion per poll: the first two are the ring's */
+	for (k = 0; k < 8 && ring_got + kernel_got < 3; k++) {
+		n = api->socketxtreme_poll(ring, c, 1, 0);
+		ASSERT_GE(n, 0);
+		for (i = 0; i < n; i++) {
+			ASSERT_TRUE(c[i].events & VMA_SOCKETXTREME_PACKET);
+			if (c[i].packet.total_len == 6)
+				kernel_got++;
+			else
+				ring_got++;
+			EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[i].packet, 1));
+		}
+	}
+	EXPECT_EQ(2, ring_got);
+	EXPECT_EQ(1, kernel_got) TH_LOG("the kernel's datagram, after %d polls", k);
+	close(ep);
+	close(lo);
+	close(fd);
+}
+
 TEST_F(pre, socketxtreme_tcp_accepts_and_reports_readiness)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };

@@ -787,9 +787,16 @@ unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 	struct vdgram *d;
 	int i;
 
-	/* nothing queued for it and its rings empty: no lock */
-	if (!ring_maybe(u))
+	/*
+	 * Nothing queued for it and its rings empty: no lock; only the
+	 * callbacks a drain left pending (a socket that moved rings) run.
+	 */
+	if (!ring_maybe(u)) {
+		for (i = 0; i < __atomic_load_n(&u->w.nsrc, __ATOMIC_ACQUIRE); i++)
+			vdemux_callbacks(__atomic_load_n(&u->w.src[i],
+							 __ATOMIC_ACQUIRE));
 		return vudp_xt_kernel(u, c, max, false);
+	}
 	pthread_rwlock_rdlock(&u->lock);
 	for (i = 0; i < u->natt && n < max; i++) {
 		a = u->att[i];

@@ -124,6 +124,8 @@ static int ring_form(struct vringset *r, struct vma_completion_t *c,
 	got += vdemux_drain_to_locked(r, ring_new, &rp, n - got);
 	if (os && got < n)
 		nown = vdemux_owners_locked(r, own, RING_OWNERS);
+	else if (os)	/* no room for them: the next poll's turn */
+		__atomic_store_n(&r->os_hint, true, __ATOMIC_RELAXED);
 	for (i = 0; i < nown; i++)	/* they outlive the lock */
 		if (!vfd_tryref(&((struct vudp *)own[i])->hdr))
 			own[i] = NULL;
