@@ -14,7 +14,8 @@
  *   socketXtreme (VMA_SOCKETXTREME=1): eight sockets on one ring polled by
  *     ring fd, by socket fd and by epoll fd, every datagram once with its
  *     user data; buffer references; the kernel socket's datagrams as
- *     packets too; TCP's accept and readiness
+ *     packets too, a wait's turn for them kept through full polls; TCP's
+ *     accept and readiness
  *   ring fds, SO_VMA_USER_DATA, SO_VMA_FLOW_TAG, SO_VMA_SHUTDOWN_RX
  */
 #include <netinet/tcp.h>
@@ -534,6 +535,26 @@ TEST_F(pre, socketxtreme_buffer_references)
 }
 
 /*
+ * One datagram across the veth to fd's port, taken by socketxtreme_poll()
+ * on fd and freed: fd's rings exist from here on. Its ring fd, or -1.
+ */
+static int xt_first(int cmd, int done, struct vma_api_t *api, int fd,
+		    uint16_t port)
+{
+	struct vma_completion_t c[4];
+	double end = mono() + 5;
+	int n = 0, ring = -1;
+
+	send_n(cmd, done, port, 1, 24);
+	for (; !n && mono() < end; usleep(1000))
+		n = api->socketxtreme_poll(fd, c, 4, 0);
+	if (n != 1 || api->socketxtreme_free_vma_packets(&c[0].packet, 1) ||
+	    api->get_socket_rings_fds(fd, &ring, 1) != 1)
+		return -1;
+	return ring;
+}
+
+/*
  * What came through the kernel socket (here: from the receiver's own
  * netns, and a 5000-byte datagram, IP fragments over loopback's MTU
  * anyway) comes out of the ring fd and the socket fd as packets too.
@@ -545,7 +566,7 @@ TEST_F(pre, socketxtreme_kernel_datagrams_are_packets_too)
 	struct vma_completion_t c[4];
 	struct vma_api_t *api;
 	struct vma_buff_t *b;
-	int fd, lo, ring = -1, form, i, k, n, got[3];
+	int fd, lo, ring, form, i, k, n, got[3];
 	static char msg[5000];
 	double end;
 
@@ -555,14 +576,8 @@ TEST_F(pre, socketxtreme_kernel_datagrams_are_packets_too)
 	ASSERT_GE(fd, 0);
 	ASSERT_GE(lo, 0);
 	api = vma_get_api();
-	/* rings first: one datagram across the veth */
-	send_n(self->cmd, self->done, 32040, 1, 24);
-	end = mono() + 5;
-	for (n = 0; !n && mono() < end; usleep(1000))
-		n = api->socketxtreme_poll(fd, c, 4, 0);
-	ASSERT_EQ(1, n);
-	EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
-	ASSERT_EQ(1, api->get_socket_rings_fds(fd, &ring, 1));
+	ring = xt_first(self->cmd, self->done, api, fd, 32040);
+	ASSERT_GE(ring, 0);
 	inet_pton(AF_INET, ADDR_B, &me.sin_addr);
 	for (form = 0; form < 2; form++) {
 		memset(got, 0, sizeof(got));
@@ -615,9 +630,8 @@ TEST_F(pre, socketxtreme_ring_keeps_a_kernel_turn_a_full_poll_could_not_use)
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
 	struct vma_completion_t c[4];
 	struct vma_api_t *api;
-	int fd, lo, ep, ring = -1, i, k, n, ring_got = 0, kernel_got = 0;
+	int fd, lo, ep, ring, i, k, n, ring_got = 0, kernel_got = 0;
 	char msg[8] = "kernel";
-	double end;
 
 	setenv("VMA_SOCKETXTREME", "1", 1);
 	setenv("VMA_RX_UDP_POLL_OS_RATIO", "0", 1);
@@ -628,13 +642,8 @@ TEST_F(pre, socketxtreme_ring_keeps_a_kernel_turn_a_full_poll_could_not_use)
 	ASSERT_GE(lo, 0);
 	ASSERT_GE(ep, 0);
 	api = vma_get_api();
-	send_n(self->cmd, self->done, 32050, 1, 24);	/* the rings, first */
-	end = mono() + 5;
-	for (n = 0; !n && mono() < end; usleep(1000))
-		n = api->socketxtreme_poll(fd, c, 4, 0);
-	ASSERT_EQ(1, n);
-	EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
-	ASSERT_EQ(1, api->get_socket_rings_fds(fd, &ring, 1));
+	ring = xt_first(self->cmd, self->done, api, fd, 32050);
+	ASSERT_GE(ring, 0);
 	ev.data.fd = fd;
 	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
 	/* two on the ring, one on the kernel socket, then one wait */
