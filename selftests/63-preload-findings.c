@@ -15,6 +15,8 @@
  *       peek consumed elsewhere does not stall the rings
  *   M6  VMAK_FORK=kernel: a forked worker gets every datagram
  *   M10 the fortified ppoll() sees a datagram on a ring
+ *   #30 a receive that spins keeps SO_RCVTIMEO; one right after a send
+ *       polls for the answer, one on a socket that only receives sleeps
  * and the feed handler's layouts: two SO_REUSEADDR sockets of one process
  * on one group and port, each getting every datagram through its ring.
  */
@@ -495,6 +497,100 @@ TEST_F(pre, a_spinning_receive_keeps_its_timeout)
 	EXPECT_EQ(3, recvmmsg(fd, v, 8, 0, NULL));
 	EXPECT_LT(now_ms() - t0, 3000);
 	close(fd);
+}
+
+/*
+ * #30: a blocking receive right after a send on the socket polls for the
+ * answer (VMAK_REPLY_POLL) before it sleeps; a socket that only receives
+ * never polls. What each socket's polls did is its DETAILS line at close.
+ */
+struct later {
+	int cmd, done;
+	uint16_t port;
+};
+
+static void *send_later(void *arg)
+{
+	struct later *l = arg;
+
+	usleep(100000);		/* the receive is polling by then */
+	send_n(l->cmd, l->done, l->port, 1, 20);
+	return NULL;
+}
+
+/* The line the log file at path has for fd's answer polls, or "". */
+static void reply_line(const char *path, int fd, char *out, size_t len)
+{
+	char line[512], key[64];
+	FILE *f = fopen(path, "r");
+
+	*out = 0;
+	snprintf(key, sizeof(key), "fd %d: polled for an answer", fd);
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, key))
+			snprintf(out, len, "%s", strstr(line, key));
+	if (f)
+		fclose(f);
+}
+
+TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct timeval tv = { .tv_usec = 600000 };
+	struct later l = { self->cmd, self->done, 31110 };
+	char buf[64], path[64], got[512];
+	int x, y, xfd, yfd, i;
+	pthread_t t;
+	double t0;
+
+	snprintf(path, sizeof(path), "/tmp/vmak-reply-%d.log", getpid());
+	unlink(path);
+	setenv("VMAK_LOG_FILE", path, 1);	/* before the first socket */
+	setenv("VMAK_TRACELEVEL", "DETAILS", 1);
+	setenv("VMAK_REPLY_POLL", "300000", 1);
+	x = udp_bound(31110);
+	y = udp_bound(31111);
+	ASSERT_GE(x, 0);
+	ASSERT_GE(y, 0);
+	ASSERT_EQ(0, setsockopt(x, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
+	inet_pton(AF_INET, "10.8.0.1", &to.sin_addr);
+
+	/* the answer comes 100 ms into the poll */
+	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&to, sizeof(to)));
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
+	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
+	pthread_join(t, NULL);
+	/* no answer: 300 ms of polling, then the sleep to SO_RCVTIMEO */
+	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&to, sizeof(to)));
+	t0 = now_ms();
+	EXPECT_EQ(-1, recv(x, buf, sizeof(buf), 0));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_GE(now_ms() - t0, 550);
+	/* a receive with no send before it sleeps at once */
+	l.port = 31110;
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
+	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
+	pthread_join(t, NULL);
+	/* a socket that only receives, blocking: never */
+	l.port = 31111;
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
+	EXPECT_EQ(20, recv(y, buf, sizeof(buf), 0));
+	pthread_join(t, NULL);
+	rcvtimeo(y, 3);
+	send_n(self->cmd, self->done, 31111, 3, 20);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(20, recv(y, buf, sizeof(buf), 0));
+
+	xfd = x;
+	yfd = y;
+	close(x);
+	close(y);
+	reply_line(path, xfd, got, sizeof(got));
+	EXPECT_NE(NULL, strstr(got, "polled for an answer 2 times: it came 1 times, 1 polls ran out"))
+		TH_LOG("x: \"%s\"", got);
+	reply_line(path, yfd, got, sizeof(got));
+	EXPECT_STREQ("", got);
+	unlink(path);
 }
 
 /*

@@ -19,6 +19,7 @@
 
 #include "linux/vmak.h"
 
+#include "reply.h"
 #include "vma.h"
 
 struct vconf vconf VMAK_HIDDEN;
@@ -30,6 +31,7 @@ static void vconf_defaults(struct vconf *c)
 	c->offload = true;
 	c->rx_poll = 0;
 	c->select_poll = 0;
+	c->reply_poll_ns = VREPLY_POLL_US * 1000LL;
 	c->ring_logic_rx = RING_LOGIC_PER_INTERFACE;
 	c->ring_logic_tx = RING_LOGIC_PER_INTERFACE;
 	c->rx_ring = 2048;
@@ -171,6 +173,7 @@ bool vconf_spec(const char *val, struct vconf *c)
 	if (!strcasecmp(val, "throughput")) {
 		c->rx_poll = 0;
 		c->select_poll = 0;
+		c->reply_poll_ns = 0;
 		c->rx_ring = 4096;
 		return true;
 	}
@@ -258,6 +261,11 @@ void vconf_load(void)
 		vconf_int(name, v, -1, 100000000, &c->rx_poll);
 	if ((v = env("SELECT_POLL", name, sizeof(name))))
 		vconf_int(name, v, -1, 100000000, &c->select_poll);
+	if ((v = env("REPLY_POLL", name, sizeof(name)))) {
+		i = c->reply_poll_ns / 1000;
+		if (vconf_int(name, v, 0, 1000000, &i))
+			c->reply_poll_ns = i * 1000;
+	}
 	if ((v = env("RING_ALLOCATION_LOGIC_RX", name, sizeof(name))))
 		conf_logic(name, v, &c->ring_logic_rx);
 	if ((v = env("RING_ALLOCATION_LOGIC_TX", name, sizeof(name))))

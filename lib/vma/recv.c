@@ -479,10 +479,60 @@ static ssize_t zc_os(struct vudp *u, struct msghdr *msg, int flags,
 	return os_recv(u, msg, flags);
 }
 
+/*
+ * Poll this empty turn instead of sleeping, waiting for an answer
+ * (reply.h)? Asked on a blocking receive's first empty turn, and each
+ * turn after while it polls: *until is the poll's end, 0 before the
+ * question, -1 once answered no (or the time ran out). Only when nothing
+ * else polls (VMA_RX_POLL's turns and socketXtreme decide for themselves),
+ * and only with rings to poll: a kernel socket's answer wakes its sleep.
+ */
+static bool reply_turn(struct vudp *u, int64_t *until, int64_t spins)
+{
+	if (!*until) {
+		*until = -1;
+		if (!vconf.reply_poll_ns || vconf.rx_poll || vconf.socketxtreme ||
+		    !__atomic_load_n(&u->rx.sent, __ATOMIC_RELAXED) ||
+		    !__atomic_load_n(&u->natt, __ATOMIC_RELAXED))
+			return false;
+		__atomic_store_n(&u->rx.sent, false, __ATOMIC_RELAXED);
+		if (!vreply_try(&u->rx.reply))
+			return false;
+		*until = vnow_ns() + vconf.reply_poll_ns;
+		return true;
+	}
+	if (*until < 0)
+		return false;
+	if ((spins & 15) || vnow_ns() < *until)
+		return true;
+	vreply_done(&u->rx.reply, false);
+	*until = -1;
+	return false;
+}
+
+/* What a receive returns: an answer polled for came in time. */
+static ssize_t got(struct vudp *u, int64_t reply_until, ssize_t r)
+{
+	if (reply_until > 0)
+		vreply_done(&u->rx.reply, true);
+	return r;
+}
+
+void vudp_reply_log(struct vudp *u)
+{
+	uint64_t came = __atomic_load_n(&u->rx.reply.came, __ATOMIC_RELAXED);
+	uint64_t missed = __atomic_load_n(&u->rx.reply.missed, __ATOMIC_RELAXED);
+
+	if (came || missed)
+		vlog(VLOG_DETAILS, "fd %d: polled for an answer %llu times: it came %llu times, %llu polls ran out",
+		     u->fd, (unsigned long long)(came + missed),
+		     (unsigned long long)came, (unsigned long long)missed);
+}
+
 static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 			const struct zc *z)
 {
-	int64_t spins = 0, deadline = -1;
+	int64_t spins = 0, deadline = -1, reply = 0;
 	bool shut = false, nb, spin, looked = false;
 	ssize_t r;
 	int rc;
@@ -506,14 +556,15 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 			pthread_rwlock_unlock(&u->lock);
 		}
 		if (r >= 0)
-			return r;
-		spin = !nb && (vconf.rx_poll < 0 || spins < vconf.rx_poll);
+			return got(u, reply, r);
+		spin = !nb && ((vconf.rx_poll < 0 || spins < vconf.rx_poll) ||
+			       reply_turn(u, &reply, spins));
 		if ((nb || spin || looked || u->rx.peeked_os) &&
 		    os_turn(u, spin || (nb && vconf.rx_poll))) {
 			r = z ? zc_os(u, msg, flags | MSG_DONTWAIT, z) :
 				os_recv(u, msg, flags | MSG_DONTWAIT);
 			if (r >= 0)
-				return r;
+				return got(u, reply, r);
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return -1;
 		}

@@ -30,6 +30,7 @@
 #include "fd.h"
 #include "wait.h"
 #include "demux.h"
+#include "reply.h"
 #include "vmak/sockstats.h"
 
 #define VUDP_MAX_ATT	8
@@ -62,6 +63,8 @@ struct vudp_rx {
 	uint64_t last_ts;	/* ... and its timestamp (SIOCGSTAMP) */
 	uint32_t os_drops;	/* the kernel socket's SO_RXQ_OVFL count */
 	int pending_err;	/* recvmmsg's error after a partial batch */
+	bool sent;		/* a send since the last receive */
+	struct vreply reply;	/* polling for the answer (reply.h) */
 };
 
 struct vhdr;
@@ -130,6 +133,13 @@ static inline struct vudp *vudp_of(struct vfd *f)
 	return (struct vudp *)f;
 }
 
+/* A send went out: the next blocking receive may wait for its answer. */
+static inline void vudp_sent(struct vudp *u)
+{
+	if (!__atomic_load_n(&u->rx.sent, __ATOMIC_RELAXED))
+		__atomic_store_n(&u->rx.sent, true, __ATOMIC_RELAXED);
+}
+
 /* ---- udp.c ---- */
 
 extern const struct vfd_ops vudp_ops VMAK_HIDDEN;
@@ -172,6 +182,8 @@ ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)
 int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		  int flags, struct timespec *t) VMAK_HIDDEN;
 int vudp_fionread(struct vudp *u, int *out) VMAK_HIDDEN;
+/* At DETAILS: how the polls for answers went (reply.h), if any ran. */
+void vudp_reply_log(struct vudp *u) VMAK_HIDDEN;
 /*
  * vma_api_t.recvfrom_zcopy(): one datagram from a ring as a struct
  * vma_packets_t in buf (MSG_VMA_ZCOPY set in *flags), or a copy from the

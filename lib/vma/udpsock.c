@@ -58,6 +58,7 @@ static void udp_closed(struct vfd *f, int fd)
 		return;
 	/* the last fd: its rules go; a call in flight reads the kernel */
 	vstats_log(u->fd, u->st);
+	vudp_reply_log(u);
 	vudp_detach_all(u);
 }
 
@@ -98,6 +99,7 @@ static ssize_t kernel_send(struct vudp *u, int fd, const struct msghdr *msg,
 	if (r < 0)
 		return r;
 	u->st->tx_os++;
+	vudp_sent(u);
 	__atomic_store_n(&u->tx.corked, (flags & MSG_MORE) != 0,
 			 __ATOMIC_RELAXED);
 	if (!u->tried || u->unbound) {
@@ -341,6 +343,7 @@ void vudp_all_to_os(void)
 static void log_open(struct vudp *u)
 {
 	vstats_log(u->fd, u->st);
+	vudp_reply_log(u);
 }
 
 /* Sockets still open when the process ends. */

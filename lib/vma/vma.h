@@ -93,6 +93,10 @@ struct vconf {
 					 * -1 forever
 					 */
 	int64_t select_poll;		/* VMA_SELECT_POLL: usec, -1 forever */
+	int64_t reply_poll_ns;		/* VMAK_REPLY_POLL (usec): a blocking
+					 * receive after a send polls this
+					 * long (reply.h); 0 never
+					 */
 	int ring_logic_rx;		/* VMA_RING_ALLOCATION_LOGIC_RX */
 	int ring_logic_tx;		/* VMA_RING_ALLOCATION_LOGIC_TX */
 	uint32_t rx_ring;		/* VMAK_RX_RING: RX descriptors */

@@ -59,7 +59,7 @@ static void clear_env(void)
 		"SELECT_POLL", "RING_ALLOCATION_LOGIC_RX",
 		"RING_ALLOCATION_LOGIC_TX", "RX_UDP_POLL_OS_RATIO", "RX_RING",
 		"RX_WRE", "CHUNK_SIZE", "UMEM_SIZE", "RX_TIMESTAMP",
-		"CONFIG_FILE",
+		"CONFIG_FILE", "REPLY_POLL",
 	};
 	char n[64];
 	unsigned int i;
@@ -81,6 +81,7 @@ TEST(defaults_without_environment)
 	EXPECT_STREQ("", log);
 	EXPECT_EQ(true, vconf.offload);
 	EXPECT_EQ(0, vconf.rx_poll);
+	EXPECT_EQ(50000, vconf.reply_poll_ns);
 	EXPECT_EQ(RING_LOGIC_PER_INTERFACE, vconf.ring_logic_rx);
 	EXPECT_EQ(2048, vconf.chunk_size);
 	EXPECT_EQ(4ULL << 20, vconf.umem_size);
@@ -100,9 +101,11 @@ TEST(values_parsed)
 	setenv("VMA_RX_WRE", "256", 1);
 	setenv("VMAK_CHUNK_SIZE", "4096", 1);
 	setenv("VMA_TRACELEVEL", "details", 1);
+	setenv("VMAK_REPLY_POLL", "200", 1);
 	log = capture(load, NULL);
 	EXPECT_STREQ("", log);
 	EXPECT_EQ(-1, vconf.rx_poll);
+	EXPECT_EQ(200000, vconf.reply_poll_ns);
 	EXPECT_EQ(100000, vconf.select_poll);
 	EXPECT_EQ(RING_LOGIC_PER_SOCKET, vconf.ring_logic_rx);
 	EXPECT_EQ(false, vconf.offload);
@@ -147,6 +150,20 @@ TEST(spec_then_variables)
 	EXPECT_EQ(-1, vconf.rx_poll);
 	EXPECT_EQ(0, vconf.select_poll);
 	free(log);
+	/* throughput: no polling at all, for answers neither */
+	clear_env();
+	setenv("VMA_SPEC", "throughput", 1);
+	log = capture(load, NULL);
+	EXPECT_STREQ("", log);
+	EXPECT_EQ(0, vconf.rx_poll);
+	EXPECT_EQ(0, vconf.reply_poll_ns);
+	free(log);
+	clear_env();
+	setenv("VMA_SPEC", "throughput", 1);
+	setenv("VMAK_REPLY_POLL", "20", 1);
+	log = capture(load, NULL);
+	EXPECT_EQ(20000, vconf.reply_poll_ns);
+	free(log);
 	clear_env();
 }
 
@@ -166,6 +183,8 @@ static const struct bad bads[] = {
 	{ "VMAK_CHUNK_SIZE", "3000", "VMAK_CHUNK_SIZE=\"3000\": expected a power of two" },
 	{ "VMA_TRACELEVEL", "loud", "VMA_TRACELEVEL=\"loud\": expected 0-7 or PANIC" },
 	{ "VMA_SPEC", "fastest", "VMA_SPEC=\"fastest\": expected latency" },
+	{ "VMAK_REPLY_POLL", "-1", "VMAK_REPLY_POLL=\"-1\": expected an integer in [0, 1000000]; using 50" },
+	{ "VMAK_REPLY_POLL", "soon", "VMAK_REPLY_POLL=\"soon\": expected an integer" },
 };
 
 TEST(each_bad_value_one_line_naming_it_and_the_default_kept)
@@ -189,6 +208,7 @@ TEST(each_bad_value_one_line_naming_it_and_the_default_kept)
 		EXPECT_EQ(def.offload, vconf.offload);
 		EXPECT_EQ(def.umem_size, vconf.umem_size);
 		EXPECT_EQ(def.chunk_size, vconf.chunk_size);
+		EXPECT_EQ(def.reply_poll_ns, vconf.reply_poll_ns);
 		free(log);
 	}
 	clear_env();
