@@ -502,18 +502,20 @@ TEST_F(pre, a_spinning_receive_keeps_its_timeout)
 /*
  * #30: a blocking receive right after a send on the socket polls for the
  * answer (VMAK_REPLY_POLL) before it sleeps; a socket that only receives
- * never polls. What each socket's polls did is its DETAILS line at close.
+ * never polls. How each socket's polls ended (the answer in the poll,
+ * late, or missed) is its DETAILS line at close.
  */
 struct later {
 	int cmd, done;
 	uint16_t port;
+	useconds_t after;
 };
 
 static void *send_later(void *arg)
 {
 	struct later *l = arg;
 
-	usleep(100000);		/* the receive is polling by then */
+	usleep(l->after);
 	send_n(l->cmd, l->done, l->port, 1, 20);
 	return NULL;
 }
@@ -536,8 +538,9 @@ static void reply_line(const char *path, int fd, char *out, size_t len)
 TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
 {
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
-	struct timeval tv = { .tv_usec = 600000 };
-	struct later l = { self->cmd, self->done, 31110 };
+	struct timeval tv = { .tv_sec = 1 };
+	/* the receive is polling 100 ms after it began */
+	struct later l = { self->cmd, self->done, 31110, 100000 };
 	char buf[64], path[64], got[512];
 	int x, y, xfd, yfd, i;
 	pthread_t t;
@@ -547,7 +550,7 @@ TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
 	unlink(path);
 	setenv("VMAK_LOG_FILE", path, 1);	/* before the first socket */
 	setenv("VMAK_TRACELEVEL", "DETAILS", 1);
-	setenv("VMAK_REPLY_POLL", "300000", 1);
+	setenv("VMAK_REPLY_POLL", "300000", 1);	/* late: within 6 s */
 	x = udp_bound(31110);
 	y = udp_bound(31111);
 	ASSERT_GE(x, 0);
@@ -555,19 +558,25 @@ TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
 	ASSERT_EQ(0, setsockopt(x, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
 	inet_pton(AF_INET, "10.8.0.1", &to.sin_addr);
 
-	/* the answer comes 100 ms into the poll */
+	/* the answer comes 100 ms into the 300 ms poll */
 	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&to, sizeof(to)));
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
 	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
 	pthread_join(t, NULL);
-	/* no answer: 300 ms of polling, then the sleep to SO_RCVTIMEO */
+	/* ... 600 ms after the receive began: late, while it sleeps */
+	l.after = 600000;
+	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&to, sizeof(to)));
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
+	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
+	pthread_join(t, NULL);
+	/* none: 300 ms of polling, then the sleep to SO_RCVTIMEO */
 	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&to, sizeof(to)));
 	t0 = now_ms();
 	EXPECT_EQ(-1, recv(x, buf, sizeof(buf), 0));
 	EXPECT_EQ(EAGAIN, errno);
-	EXPECT_GE(now_ms() - t0, 550);
+	EXPECT_GE(now_ms() - t0, 950);
 	/* a receive with no send before it sleeps at once */
-	l.port = 31110;
+	l.after = 100000;
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
 	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
 	pthread_join(t, NULL);
@@ -586,7 +595,7 @@ TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
 	close(x);
 	close(y);
 	reply_line(path, xfd, got, sizeof(got));
-	EXPECT_NE(NULL, strstr(got, "polled for an answer 2 times: it came 1 times, 1 polls ran out"))
+	EXPECT_NE(NULL, strstr(got, "polled for an answer 3 times: it came in 1, later in 1; 1 missed"))
 		TH_LOG("x: \"%s\"", got);
 	reply_line(path, yfd, got, sizeof(got));
 	EXPECT_STREQ("", got);

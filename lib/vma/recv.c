@@ -480,17 +480,26 @@ static ssize_t zc_os(struct vudp *u, struct msghdr *msg, int flags,
 }
 
 /*
- * Poll this empty turn instead of sleeping, waiting for an answer
- * (reply.h)? Asked on a blocking receive's first empty turn, and each
- * turn after while it polls: *until is the poll's end, 0 before the
- * question, -1 once answered no (or the time ran out). Only when nothing
+ * One receive's poll for an answer (reply.h): until is the poll's end, 0
+ * before the receive's first empty turn asks whether to poll, -1 if it
+ * does not or no longer polls; ran_out is when the poll ran out, if it did.
+ */
+struct rpoll {
+	int64_t until, ran_out;
+};
+
+/*
+ * Poll this empty turn instead of sleeping? Asked on a blocking receive's
+ * first empty turn, and each turn after while it polls. Only when nothing
  * else polls (VMA_RX_POLL's turns and socketXtreme decide for themselves),
  * and only with rings to poll: a kernel socket's answer wakes its sleep.
  */
-static bool reply_turn(struct vudp *u, int64_t *until, int64_t spins)
+static bool reply_turn(struct vudp *u, struct rpoll *rp, int64_t spins)
 {
-	if (!*until) {
-		*until = -1;
+	int64_t now;
+
+	if (!rp->until) {
+		rp->until = -1;
 		if (!vconf.reply_poll_ns || vconf.rx_poll || vconf.socketxtreme ||
 		    !__atomic_load_n(&u->rx.sent, __ATOMIC_RELAXED) ||
 		    !__atomic_load_n(&u->natt, __ATOMIC_RELAXED))
@@ -498,41 +507,52 @@ static bool reply_turn(struct vudp *u, int64_t *until, int64_t spins)
 		__atomic_store_n(&u->rx.sent, false, __ATOMIC_RELAXED);
 		if (!vreply_try(&u->rx.reply))
 			return false;
-		*until = vnow_ns() + vconf.reply_poll_ns;
+		rp->until = vnow_ns() + vconf.reply_poll_ns;
 		return true;
 	}
-	if (*until < 0)
+	if (rp->until < 0)
 		return false;
-	if ((spins & 15) || vnow_ns() < *until)
+	if (spins & 15)
 		return true;
-	vreply_done(&u->rx.reply, false);
-	*until = -1;
+	now = vnow_ns();
+	if (now < rp->until)
+		return true;
+	rp->ran_out = now;
+	rp->until = -1;
 	return false;
 }
 
-/* What a receive returns: an answer polled for came in time. */
-static ssize_t got(struct vudp *u, int64_t reply_until, ssize_t r)
+/* The receive that polled returns (got: with a datagram): how it ended. */
+static void reply_end(struct vudp *u, const struct rpoll *rp, bool got)
 {
-	if (reply_until > 0)
-		vreply_done(&u->rx.reply, true);
-	return r;
+	enum vreply_end e = VREPLY_MISSED;
+
+	if (got && rp->until > 0)
+		e = VREPLY_CAME;
+	else if (got && rp->ran_out &&
+		 vnow_ns() - rp->ran_out <= VREPLY_LATE * vconf.reply_poll_ns)
+		e = VREPLY_LATE_CAME;
+	vreply_done(&u->rx.reply, e);
 }
 
 void vudp_reply_log(struct vudp *u)
 {
-	uint64_t came = __atomic_load_n(&u->rx.reply.came, __ATOMIC_RELAXED);
-	uint64_t missed = __atomic_load_n(&u->rx.reply.missed, __ATOMIC_RELAXED);
+	const uint64_t *n = u->rx.reply.n;
+	uint64_t c = __atomic_load_n(&n[VREPLY_CAME], __ATOMIC_RELAXED);
+	uint64_t l = __atomic_load_n(&n[VREPLY_LATE_CAME], __ATOMIC_RELAXED);
+	uint64_t m = __atomic_load_n(&n[VREPLY_MISSED], __ATOMIC_RELAXED);
 
-	if (came || missed)
-		vlog(VLOG_DETAILS, "fd %d: polled for an answer %llu times: it came %llu times, %llu polls ran out",
-		     u->fd, (unsigned long long)(came + missed),
-		     (unsigned long long)came, (unsigned long long)missed);
+	if (c || l || m)
+		vlog(VLOG_DETAILS, "fd %d: polled for an answer %llu times: it came in %llu, later in %llu; %llu missed",
+		     u->fd, (unsigned long long)(c + l + m),
+		     (unsigned long long)c, (unsigned long long)l,
+		     (unsigned long long)m);
 }
 
-static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
-			const struct zc *z)
+static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
+			 const struct zc *z, struct rpoll *rp)
 {
-	int64_t spins = 0, deadline = -1, reply = 0;
+	int64_t spins = 0, deadline = -1;
 	bool shut = false, nb, spin, looked = false;
 	ssize_t r;
 	int rc;
@@ -556,15 +576,15 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 			pthread_rwlock_unlock(&u->lock);
 		}
 		if (r >= 0)
-			return got(u, reply, r);
+			return r;
 		spin = !nb && ((vconf.rx_poll < 0 || spins < vconf.rx_poll) ||
-			       reply_turn(u, &reply, spins));
+			       reply_turn(u, rp, spins));
 		if ((nb || spin || looked || u->rx.peeked_os) &&
 		    os_turn(u, spin || (nb && vconf.rx_poll))) {
 			r = z ? zc_os(u, msg, flags | MSG_DONTWAIT, z) :
 				os_recv(u, msg, flags | MSG_DONTWAIT);
 			if (r >= 0)
-				return got(u, reply, r);
+				return r;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return -1;
 		}
@@ -602,6 +622,17 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 		looked = rc == 1;	/* the kernel socket: read it now */
 		spins = 0;
 	}
+}
+
+static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
+			const struct zc *z)
+{
+	struct rpoll rp = { 0, 0 };
+	ssize_t r = recv_loop(u, msg, flags, z, &rp);
+
+	if (rp.until > 0 || rp.ran_out)
+		reply_end(u, &rp, r >= 0);
+	return r;
 }
 
 ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)

@@ -6,11 +6,15 @@
  * Such a receive polls the rings for up to VMAK_REPLY_POLL microseconds
  * before it sleeps, as the kernel's busy_read does for every receive.
  *
- * A socket whose answers do not come within the poll stops paying for
- * it: after VREPLY_GRACE polls in a row that ended empty, the receives
- * that follow sleep at once, 1, 3, 7 ... up to VREPLY_SKIP_MAX of them
- * between two tries, and one answer that comes in time starts over. A
- * socket that never sends never polls, whatever its load.
+ * How a poll ends: the answer came in it; it ran out and the answer came
+ * late, within VREPLY_LATE times the poll (the peer was slow this once,
+ * say asleep because its own poll ran out: this must not make both ends
+ * give up polling, each for the other's lateness); or it ran out and the
+ * answer did not come by then (or the receive timed out): missed. After
+ * VREPLY_GRACE misses in a row the receives that follow sleep at once, 1,
+ * 3, 7 ... up to VREPLY_SKIP_MAX of them between two tries; an answer in
+ * time or late starts over. A socket that never sends never polls,
+ * whatever its load.
  *
  * The state is one socket's, read and written by its receiving threads
  * without a lock: it only steers a heuristic, so racing updates cost a
@@ -23,14 +27,16 @@
 #include <stdint.h>
 
 #define VREPLY_POLL_US	50	/* VMAK_REPLY_POLL's default */
-#define VREPLY_GRACE	3	/* empty polls in a row before skipping */
+#define VREPLY_LATE	20	/* an answer this many polls' time late */
+#define VREPLY_GRACE	3	/* misses in a row before skipping */
 #define VREPLY_SKIP_MAX	1023	/* receives between two tries, at most */
 
+enum vreply_end { VREPLY_CAME, VREPLY_LATE_CAME, VREPLY_MISSED };
+
 struct vreply {
-	uint32_t miss;		/* polls in a row that ended empty */
+	uint32_t miss;		/* polls in a row that missed */
 	uint32_t skip;		/* receives left that sleep at once */
-	uint64_t came;		/* polls the answer came in (DETAILS) */
-	uint64_t missed;	/* ... and ran out */
+	uint64_t n[3];		/* polls by how they ended (DETAILS) */
 };
 
 /* The answer's receive: poll this time? */
@@ -44,22 +50,23 @@ static inline bool vreply_try(struct vreply *p)
 	return false;
 }
 
-/* A poll ended: the answer came in it, or the time ran out. */
-static inline void vreply_done(struct vreply *p, bool came)
+static inline void vreply_count(uint64_t *c)
+{
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + 1,
+			 __ATOMIC_RELAXED);
+}
+
+/* A poll ended so. */
+static inline void vreply_done(struct vreply *p, enum vreply_end e)
 {
 	uint32_t m, shift;
 
-	if (came) {
+	vreply_count(&p->n[e]);
+	if (e != VREPLY_MISSED) {
 		__atomic_store_n(&p->miss, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&p->skip, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->came,
-				 __atomic_load_n(&p->came, __ATOMIC_RELAXED) + 1,
-				 __ATOMIC_RELAXED);
 		return;
 	}
-	__atomic_store_n(&p->missed,
-			 __atomic_load_n(&p->missed, __ATOMIC_RELAXED) + 1,
-			 __ATOMIC_RELAXED);
 	m = __atomic_load_n(&p->miss, __ATOMIC_RELAXED) + 1;
 	if (m < VREPLY_GRACE) {
 		__atomic_store_n(&p->miss, m, __ATOMIC_RELAXED);

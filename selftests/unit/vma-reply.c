@@ -3,7 +3,7 @@
  * The answer poll's back-off (lib/vma/reply.h), white-box: which
  * receives after a send poll before sleeping, given how the polls before
  * them ended. The receive loop that calls it is tested in the VM
- * (61-preload-semantics).
+ * (63-preload-findings).
  */
 #include "harness.h"
 #include "reply.h"
@@ -16,7 +16,7 @@ static int polls(struct vreply *p, int n, bool came)
 	for (i = 0; i < n; i++)
 		if (vreply_try(p)) {
 			k++;
-			vreply_done(p, came);
+			vreply_done(p, came ? VREPLY_CAME : VREPLY_MISSED);
 		}
 	return k;
 }
@@ -26,8 +26,8 @@ TEST(answers_in_time_keep_every_receive_polling)
 	struct vreply p = { 0 };
 
 	EXPECT_EQ(1000, polls(&p, 1000, true));
-	EXPECT_EQ(1000, p.came);
-	EXPECT_EQ(0, p.missed);
+	EXPECT_EQ(1000, p.n[VREPLY_CAME]);
+	EXPECT_EQ(0, p.n[VREPLY_MISSED]);
 }
 
 TEST(grace_then_skips_double_up_to_the_cap)
@@ -39,13 +39,13 @@ TEST(grace_then_skips_double_up_to_the_cap)
 	/* the first VREPLY_GRACE - 1 empty polls change nothing */
 	for (i = 0; i < VREPLY_GRACE - 1; i++) {
 		ASSERT_TRUE(vreply_try(&p));
-		vreply_done(&p, false);
+		vreply_done(&p, VREPLY_MISSED);
 		ASSERT_EQ(0, p.skip);
 	}
 	/* then each empty poll doubles the sleeps before the next */
 	for (i = 0; i < 20; i++) {
 		ASSERT_TRUE(vreply_try(&p));
-		vreply_done(&p, false);
+		vreply_done(&p, VREPLY_MISSED);
 		ASSERT_EQ(want, p.skip) TH_LOG("poll %d", i);
 		for (n = 0; n < (int)want; n++)
 			ASSERT_FALSE(vreply_try(&p));
@@ -53,7 +53,7 @@ TEST(grace_then_skips_double_up_to_the_cap)
 			want = want * 2 + 1;
 	}
 	EXPECT_EQ(VREPLY_SKIP_MAX, want);
-	EXPECT_EQ(VREPLY_GRACE - 1 + 20, p.missed);
+	EXPECT_EQ(VREPLY_GRACE - 1 + 20, p.n[VREPLY_MISSED]);
 }
 
 TEST(one_answer_in_time_starts_over)
@@ -65,7 +65,7 @@ TEST(one_answer_in_time_starts_over)
 	/* the next try's answer comes: every receive polls again */
 	while (!vreply_try(&p))
 		;
-	vreply_done(&p, true);
+	vreply_done(&p, VREPLY_CAME);
 	EXPECT_EQ(0, p.miss);
 	EXPECT_EQ(0, p.skip);
 	EXPECT_EQ(100, polls(&p, 100, true));
@@ -95,10 +95,33 @@ TEST(one_late_answer_in_a_ping_pong_costs_no_sleeps)
 	for (i = 0; i < 10; i++) {
 		EXPECT_EQ(50, polls(&p, 50, true));
 		ASSERT_TRUE(vreply_try(&p));
-		vreply_done(&p, false);
+		vreply_done(&p, VREPLY_MISSED);
 	}
 	EXPECT_EQ(0, p.skip);
-	EXPECT_EQ(10, p.missed);
+	EXPECT_EQ(10, p.n[VREPLY_MISSED]);
+}
+
+/*
+ * Two ends polling for each other: when one sleeps, the other's poll runs
+ * out and its answer comes late. Late answers keep it polling, however
+ * many in a row; misses among them do not add up across the late ones.
+ */
+TEST(late_answers_keep_polling)
+{
+	struct vreply p = { 0 };
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		ASSERT_TRUE(vreply_try(&p));
+		vreply_done(&p, VREPLY_LATE_CAME);
+	}
+	for (i = 0; i < 100; i++) {
+		ASSERT_TRUE(vreply_try(&p));
+		vreply_done(&p, i % 3 ? VREPLY_MISSED : VREPLY_LATE_CAME);
+	}
+	EXPECT_EQ(0, p.skip);
+	EXPECT_EQ(134, p.n[VREPLY_LATE_CAME]);
+	EXPECT_EQ(66, p.n[VREPLY_MISSED]);
 }
 
 TEST_HARNESS_MAIN
