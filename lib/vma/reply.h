@@ -7,14 +7,20 @@
  * before it sleeps, as the kernel's busy_read does for every receive.
  *
  * How a poll ends: the answer came in it; it ran out and the answer came
- * late, within VREPLY_LATE times the poll (the peer was slow this once,
- * say asleep because its own poll ran out: this must not make both ends
- * give up polling, each for the other's lateness); or it ran out and the
- * answer did not come by then (or the receive timed out): missed. After
- * VREPLY_GRACE misses in a row the receives that follow sleep at once, 1,
- * 3, 7 ... up to VREPLY_SKIP_MAX of them between two tries; an answer in
- * time or late starts over. A socket that never sends never polls,
- * whatever its load.
+ * late, within VREPLY_LATE times the poll; or it ran out and nothing came
+ * by then (or the receive timed out): missed. Each ending moves a debt:
+ * an answer in time pays one back, a late one costs VREPLY_LATE_COST, a
+ * miss VREPLY_MISS_COST. Polling goes on while the debt stays under
+ * VREPLY_DEBT_MAX, that is while at least four answers in five come in
+ * time: two ends polling for each other, one of which sometimes sleeps
+ * (so that the other's answer comes late), keep polling, where a socket
+ * that sends between datagrams that come more slowly than the poll lasts
+ * (a relay, say) soon stops. Each time the debt reaches the bound, the
+ * receives that follow sleep at once, 1, 3, 7 ... up to VREPLY_SKIP_MAX
+ * of them between two tries, and one late answer's cost is forgiven: the
+ * next try that is not in time doubles the skip again. Once answers in
+ * time have paid the debt back the doubling starts over. A socket that
+ * never sends never polls, whatever its load.
  *
  * The state is one socket's, read and written by its receiving threads
  * without a lock: it only steers a heuristic, so racing updates cost a
@@ -26,15 +32,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VREPLY_POLL_US	50	/* VMAK_REPLY_POLL's default */
-#define VREPLY_LATE	20	/* an answer this many polls' time late */
-#define VREPLY_GRACE	3	/* misses in a row before skipping */
-#define VREPLY_SKIP_MAX	1023	/* receives between two tries, at most */
+#define VREPLY_POLL_US		50	/* VMAK_REPLY_POLL's default */
+#define VREPLY_LATE		20	/* late: within this many polls' time */
+#define VREPLY_LATE_COST	4
+#define VREPLY_MISS_COST	16
+#define VREPLY_DEBT_MAX		32
+#define VREPLY_LEVEL_MAX	10	/* skips of up to 2^10 - 1 */
+#define VREPLY_SKIP_MAX		((1u << VREPLY_LEVEL_MAX) - 1)
 
 enum vreply_end { VREPLY_CAME, VREPLY_LATE_CAME, VREPLY_MISSED };
 
 struct vreply {
-	uint32_t miss;		/* polls in a row that missed */
+	uint32_t debt;
+	uint32_t level;		/* doublings of the skip, since no debt */
 	uint32_t skip;		/* receives left that sleep at once */
 	uint64_t n[3];		/* polls by how they ended (DETAILS) */
 };
@@ -59,27 +69,25 @@ static inline void vreply_count(uint64_t *c)
 /* A poll ended so. */
 static inline void vreply_done(struct vreply *p, enum vreply_end e)
 {
-	uint32_t m, shift;
+	uint32_t d = __atomic_load_n(&p->debt, __ATOMIC_RELAXED);
+	uint32_t l = __atomic_load_n(&p->level, __ATOMIC_RELAXED);
 
 	vreply_count(&p->n[e]);
-	if (e != VREPLY_MISSED) {
-		__atomic_store_n(&p->miss, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&p->skip, 0, __ATOMIC_RELAXED);
+	if (e == VREPLY_CAME) {
+		__atomic_store_n(&p->debt, d ? d - 1 : 0, __ATOMIC_RELAXED);
+		if (d <= 1)
+			__atomic_store_n(&p->level, 0, __ATOMIC_RELAXED);
 		return;
 	}
-	m = __atomic_load_n(&p->miss, __ATOMIC_RELAXED) + 1;
-	if (m < VREPLY_GRACE) {
-		__atomic_store_n(&p->miss, m, __ATOMIC_RELAXED);
-		return;
+	d += e == VREPLY_MISSED ? VREPLY_MISS_COST : VREPLY_LATE_COST;
+	if (d >= VREPLY_DEBT_MAX) {
+		d = VREPLY_DEBT_MAX - VREPLY_LATE_COST;
+		if (l < VREPLY_LEVEL_MAX)
+			l++;
+		__atomic_store_n(&p->level, l, __ATOMIC_RELAXED);
+		__atomic_store_n(&p->skip, (1u << l) - 1, __ATOMIC_RELAXED);
 	}
-	/* the skip doubles per miss past the grace: 1, 3, 7, ... */
-	shift = m - VREPLY_GRACE + 1;
-	if ((1u << shift) - 1 >= VREPLY_SKIP_MAX) {
-		__atomic_store_n(&p->skip, VREPLY_SKIP_MAX, __ATOMIC_RELAXED);
-		return;		/* miss stays: no overflow however long */
-	}
-	__atomic_store_n(&p->miss, m, __ATOMIC_RELAXED);
-	__atomic_store_n(&p->skip, (1u << shift) - 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->debt, d, __ATOMIC_RELAXED);
 }
 
 #endif

@@ -30,19 +30,17 @@ TEST(answers_in_time_keep_every_receive_polling)
 	EXPECT_EQ(0, p.n[VREPLY_MISSED]);
 }
 
-TEST(grace_then_skips_double_up_to_the_cap)
+TEST(misses_double_the_skip_up_to_the_cap)
 {
 	struct vreply p = { 0 };
 	uint32_t want = 1;
 	int i, n;
 
-	/* the first VREPLY_GRACE - 1 empty polls change nothing */
-	for (i = 0; i < VREPLY_GRACE - 1; i++) {
-		ASSERT_TRUE(vreply_try(&p));
-		vreply_done(&p, VREPLY_MISSED);
-		ASSERT_EQ(0, p.skip);
-	}
-	/* then each empty poll doubles the sleeps before the next */
+	/* the first miss leaves the debt under the bound */
+	ASSERT_TRUE(vreply_try(&p));
+	vreply_done(&p, VREPLY_MISSED);
+	ASSERT_EQ(0, p.skip);
+	/* then each one doubles the sleeps before the next try */
 	for (i = 0; i < 20; i++) {
 		ASSERT_TRUE(vreply_try(&p));
 		vreply_done(&p, VREPLY_MISSED);
@@ -53,10 +51,10 @@ TEST(grace_then_skips_double_up_to_the_cap)
 			want = want * 2 + 1;
 	}
 	EXPECT_EQ(VREPLY_SKIP_MAX, want);
-	EXPECT_EQ(VREPLY_GRACE - 1 + 20, p.n[VREPLY_MISSED]);
+	EXPECT_EQ(21, p.n[VREPLY_MISSED]);
 }
 
-TEST(one_answer_in_time_starts_over)
+TEST(answers_in_time_start_over)
 {
 	struct vreply p = { 0 };
 
@@ -66,14 +64,18 @@ TEST(one_answer_in_time_starts_over)
 	while (!vreply_try(&p))
 		;
 	vreply_done(&p, VREPLY_CAME);
-	EXPECT_EQ(0, p.miss);
 	EXPECT_EQ(0, p.skip);
 	EXPECT_EQ(100, polls(&p, 100, true));
+	/* the debt paid back: a miss now costs no skip */
+	EXPECT_EQ(0, p.debt);
+	EXPECT_EQ(0, p.level);
+	EXPECT_EQ(1, polls(&p, 1, false));
+	EXPECT_EQ(0, p.skip);
 }
 
 /*
- * A steady receiver whose answers never come pays for few polls: at most
- * the grace and then one per doubling, until one per VREPLY_SKIP_MAX + 1.
+ * A socket whose answers never come pays for few polls: one before the
+ * doubling starts, one per doubling, then one per VREPLY_SKIP_MAX + 1.
  */
 TEST(misses_forever_cost_one_poll_in_a_thousand)
 {
@@ -81,9 +83,9 @@ TEST(misses_forever_cost_one_poll_in_a_thousand)
 	int n = polls(&p, 1000000, false);
 
 	EXPECT_GE(n, 1000000 / (VREPLY_SKIP_MAX + 1));
-	EXPECT_LE(n, 1000000 / (VREPLY_SKIP_MAX + 1) + VREPLY_GRACE + 10);
+	EXPECT_LE(n, 1000000 / (VREPLY_SKIP_MAX + 1) + VREPLY_LEVEL_MAX + 2);
 	EXPECT_LE(p.skip, VREPLY_SKIP_MAX);
-	EXPECT_LE(p.miss, 32);
+	EXPECT_LE(p.level, VREPLY_LEVEL_MAX);
 }
 
 /* A ping-pong that loses one exchange to a sleep keeps polling. */
@@ -101,27 +103,49 @@ TEST(one_late_answer_in_a_ping_pong_costs_no_sleeps)
 	EXPECT_EQ(10, p.n[VREPLY_MISSED]);
 }
 
+/* How many of n polls ran, ending by turns: k in time, then one late. */
+static int mixed(struct vreply *p, int n, int k)
+{
+	int i, polled = 0, j = 0;
+
+	for (i = 0; i < n; i++)
+		if (vreply_try(p)) {
+			polled++;
+			vreply_done(p, j++ % (k + 1) < k ? VREPLY_CAME :
+						      VREPLY_LATE_CAME);
+		}
+	return polled;
+}
+
 /*
- * Two ends polling for each other: when one sleeps, the other's poll runs
- * out and its answer comes late. Late answers keep it polling, however
- * many in a row; misses among them do not add up across the late ones.
+ * Two ends polling for each other: when one sleeps, the other's answer
+ * comes late. Four answers in time for each late one keep it polling,
+ * every time; three for two, or late ones alone, do not.
  */
-TEST(late_answers_keep_polling)
+TEST(four_in_time_for_one_late_keep_polling)
 {
 	struct vreply p = { 0 };
-	int i;
 
-	for (i = 0; i < 100; i++) {
-		ASSERT_TRUE(vreply_try(&p));
-		vreply_done(&p, VREPLY_LATE_CAME);
-	}
-	for (i = 0; i < 100; i++) {
-		ASSERT_TRUE(vreply_try(&p));
-		vreply_done(&p, i % 3 ? VREPLY_MISSED : VREPLY_LATE_CAME);
-	}
+	EXPECT_EQ(10000, mixed(&p, 10000, 4));
+	EXPECT_EQ(8000, p.n[VREPLY_CAME]);
+	EXPECT_EQ(2000, p.n[VREPLY_LATE_CAME]);
 	EXPECT_EQ(0, p.skip);
-	EXPECT_EQ(134, p.n[VREPLY_LATE_CAME]);
-	EXPECT_EQ(66, p.n[VREPLY_MISSED]);
+}
+
+TEST(late_answers_alone_stop_the_polls)
+{
+	struct vreply p = { 0 }, q = { 0 };
+	int i, n = 0;
+
+	/* a relay sending between datagrams slower than the poll */
+	for (i = 0; i < 100000; i++)
+		if (vreply_try(&p)) {
+			n++;
+			vreply_done(&p, VREPLY_LATE_CAME);
+		}
+	EXPECT_LT(n, 100000 / (VREPLY_SKIP_MAX + 1) + 30);
+	/* one in time for each late one: not enough either */
+	EXPECT_LT(mixed(&q, 100000, 1), 2000);
 }
 
 TEST_HARNESS_MAIN
