@@ -728,9 +728,12 @@ TEST_F(pre, signal_handlers_restart_a_receive_as_the_kernel_does)
 {
 	struct sockaddr_in la = { .sin_family = AF_INET, .sin_port = htons(30027),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	struct sockaddr_in nowhere = { .sin_family = AF_INET, .sin_port = htons(9) };
 	struct pusher pr = { self, -1, 30026 }, pl = { self, -1, 30027 };
 	struct timeval tv = { 5, 0 };
 	struct sigaction a = { 0 }, o;
+	/* a receive after a send polls for the answer, here for 1 s */
+	int set = setenv("VMAK_REPLY_POLL", "1000000", 1);
 	int ring = udp_bound(30026), lo = socket(AF_INET, SOCK_DGRAM, 0), i;
 	struct {
 		const char *how;
@@ -745,9 +748,11 @@ TEST_F(pre, signal_handlers_restart_a_receive_as_the_kernel_does)
 		{ "SA_RESTART with SO_RCVTIMEO", 'I' },
 	};
 
+	ASSERT_EQ(0, set);
 	ASSERT_GE(ring, 0);
 	ASSERT_GE(lo, 0);
 	ASSERT_EQ(0, bind(lo, (void *)&la, sizeof(la)));
+	inet_pton(AF_INET, "10.8.0.1", &nowhere.sin_addr);
 	pl.lo = socket(AF_INET, SOCK_DGRAM, 0);
 	ASSERT_GE(pl.lo, 0);
 	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
@@ -758,6 +763,13 @@ TEST_F(pre, signal_handlers_restart_a_receive_as_the_kernel_does)
 		ASSERT_EQ(0, install_usr1(i));
 		EXPECT_EQ(cases[i].want, interrupted_or_restarted(ring, false, push_ring, &pr))
 			TH_LOG("offloaded socket, %s", cases[i].how);
+		/* the same while it polls for an answer: the signal
+		 * comes 200 ms into the poll
+		 */
+		ASSERT_EQ(0, install_usr1(i));
+		ASSERT_EQ(4, sendto(ring, "ping", 4, 0, (void *)&nowhere, sizeof(nowhere)));
+		EXPECT_EQ(cases[i].want, interrupted_or_restarted(ring, false, push_ring, &pr))
+			TH_LOG("offloaded socket polling for an answer, %s", cases[i].how);
 		ASSERT_EQ(0, install_usr1(i));
 		EXPECT_EQ(cases[i].want, interrupted_or_restarted(lo, false, push_lo, &pl))
 			TH_LOG("socket left on the kernel, %s", cases[i].how);

@@ -502,8 +502,9 @@ TEST_F(pre, a_spinning_receive_keeps_its_timeout)
 /*
  * #30: a blocking receive right after a send on the socket polls for the
  * answer (VMAK_REPLY_POLL) before it sleeps; a socket that only receives
- * never polls. How each socket's polls ended (the answer in the poll,
- * late, or missed) is its DETAILS line at close.
+ * never polls. How each socket's polls ended (the answer, from where it
+ * sent, in the poll or late; another's datagram; nothing) is its DETAILS
+ * line at close.
  */
 struct later {
 	int cmd, done;
@@ -537,7 +538,9 @@ static void reply_line(const char *path, int fd, char *out, size_t len)
 
 TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct sockaddr_in other = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct sockaddr_in peer;
+	socklen_t plen = sizeof(peer);
 	struct timeval tv = { .tv_sec = 1 };
 	/* the receive is polling 100 ms after it began */
 	struct later l = { self->cmd, self->done, 31110, 100000 };
@@ -556,27 +559,35 @@ TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
 	ASSERT_GE(x, 0);
 	ASSERT_GE(y, 0);
 	ASSERT_EQ(0, setsockopt(x, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)));
-	inet_pton(AF_INET, "10.8.0.1", &to.sin_addr);
+	inet_pton(AF_INET, "10.8.0.1", &other.sin_addr);
+	/* the sender's address and port: answers come from there */
+	send_n(self->cmd, self->done, 31110, 1, 20);
+	ASSERT_EQ(20, recvfrom(x, buf, sizeof(buf), 0, (void *)&peer, &plen));
 
 	/* the answer comes 100 ms into the 300 ms poll */
-	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&to, sizeof(to)));
+	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&peer, sizeof(peer)));
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
 	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
 	pthread_join(t, NULL);
 	/* ... 600 ms after the receive began: late, while it sleeps */
 	l.after = 600000;
-	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&to, sizeof(to)));
+	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&peer, sizeof(peer)));
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
 	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
 	pthread_join(t, NULL);
-	/* none: 300 ms of polling, then the sleep to SO_RCVTIMEO */
-	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&to, sizeof(to)));
+	/* sent to one address, a datagram from another: no answer */
+	l.after = 100000;
+	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&other, sizeof(other)));
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
+	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
+	pthread_join(t, NULL);
+	/* nothing: 300 ms of polling, then the sleep to SO_RCVTIMEO */
+	ASSERT_EQ(4, sendto(x, "ping", 4, 0, (void *)&peer, sizeof(peer)));
 	t0 = now_ms();
 	EXPECT_EQ(-1, recv(x, buf, sizeof(buf), 0));
 	EXPECT_EQ(EAGAIN, errno);
 	EXPECT_GE(now_ms() - t0, 950);
 	/* a receive with no send before it sleeps at once */
-	l.after = 100000;
 	ASSERT_EQ(0, pthread_create(&t, NULL, send_later, &l));
 	EXPECT_EQ(20, recv(x, buf, sizeof(buf), 0));
 	pthread_join(t, NULL);
@@ -595,7 +606,7 @@ TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
 	close(x);
 	close(y);
 	reply_line(path, xfd, got, sizeof(got));
-	EXPECT_NE(NULL, strstr(got, "polled for an answer 3 times: it came in 1, later in 1; 1 missed"))
+	EXPECT_NE(NULL, strstr(got, "polled for an answer 4 times: it came in 1, later in 1; another's datagram 1, nothing 1"))
 		TH_LOG("x: \"%s\"", got);
 	reply_line(path, yfd, got, sizeof(got));
 	EXPECT_STREQ("", got);

@@ -234,8 +234,21 @@ static ssize_t zc_take(struct vudp *u, struct vringset *r,
  * handed over without a copy. Returns its length (as recvmsg would) or
  * -1 if the queues are empty.
  */
+/* The key (reply.h) of the frame's source. */
+static uint64_t frame_from(const struct frame *f)
+{
+	const struct udphdr *uh = (const void *)(f->payload - sizeof(*uh));
+	struct in6_addr a;
+
+	if (f->v6)
+		memcpy(&a, f->l3 + 8, 16);
+	else
+		vaddr_v4mapped(&a, f->l3 + 12);
+	return vreply_key(a.s6_addr, uh->source);
+}
+
 static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags,
-			 const struct zc *z)
+			 const struct zc *z, uint64_t *from)
 {
 	uint32_t start = u->rx.next_att, i;
 	struct vdgram *d;
@@ -261,6 +274,8 @@ static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags,
 		frame_parse(d, &f);
 		msg->msg_flags = 0;
 		put_name(u, a, &f, msg);
+		if (from)
+			*from = frame_from(&f);
 		if (z) {
 			copied = (size_t)zc_take(u, r, d, &f, z);
 			u->rx.last_ring = true;
@@ -483,9 +498,13 @@ static ssize_t zc_os(struct vudp *u, struct msghdr *msg, int flags,
  * One receive's poll for an answer (reply.h): until is the poll's end, 0
  * before the receive's first empty turn asks whether to poll, -1 if it
  * does not or no longer polls; ran_out is when the poll ran out, if it did.
+ * A datagram from the kernel socket counts as from the destination.
  */
 struct rpoll {
 	int64_t until, ran_out;
+	uint64_t to, from;	/* keys: the last send's destination, the
+				 * datagram's source
+				 */
 };
 
 /*
@@ -501,12 +520,13 @@ static bool reply_turn(struct vudp *u, struct rpoll *rp, int64_t spins)
 	if (!rp->until) {
 		rp->until = -1;
 		if (!vconf.reply_poll_ns || vconf.rx_poll || vconf.socketxtreme ||
-		    !__atomic_load_n(&u->rx.sent, __ATOMIC_RELAXED) ||
+		    !__atomic_load_n(&u->rx.sent_to, __ATOMIC_RELAXED) ||
 		    !__atomic_load_n(&u->natt, __ATOMIC_RELAXED))
 			return false;
-		__atomic_store_n(&u->rx.sent, false, __ATOMIC_RELAXED);
-		if (!vreply_try(&u->rx.reply))
+		rp->to = __atomic_exchange_n(&u->rx.sent_to, 0, __ATOMIC_RELAXED);
+		if (!rp->to || !vreply_try(&u->rx.reply))
 			return false;
+		rp->from = rp->to;
 		rp->until = vnow_ns() + vconf.reply_poll_ns;
 		return true;
 	}
@@ -532,6 +552,8 @@ static void reply_end(struct vudp *u, const struct rpoll *rp, bool got)
 	else if (got && rp->ran_out &&
 		 vnow_ns() - rp->ran_out <= VREPLY_LATE * vconf.reply_poll_ns)
 		e = VREPLY_LATE_CAME;
+	if (e != VREPLY_MISSED && rp->from != rp->to)
+		e = VREPLY_OTHER;
 	vreply_done(&u->rx.reply, e);
 }
 
@@ -540,20 +562,21 @@ void vudp_reply_log(struct vudp *u)
 	const uint64_t *n = u->rx.reply.n;
 	uint64_t c = __atomic_load_n(&n[VREPLY_CAME], __ATOMIC_RELAXED);
 	uint64_t l = __atomic_load_n(&n[VREPLY_LATE_CAME], __ATOMIC_RELAXED);
+	uint64_t o = __atomic_load_n(&n[VREPLY_OTHER], __ATOMIC_RELAXED);
 	uint64_t m = __atomic_load_n(&n[VREPLY_MISSED], __ATOMIC_RELAXED);
 
-	if (c || l || m)
-		vlog(VLOG_DETAILS, "fd %d: polled for an answer %llu times: it came in %llu, later in %llu; %llu missed",
-		     u->fd, (unsigned long long)(c + l + m),
+	if (c || l || o || m)
+		vlog(VLOG_DETAILS, "fd %d: polled for an answer %llu times: it came in %llu, later in %llu; another's datagram %llu, nothing %llu",
+		     u->fd, (unsigned long long)(c + l + o + m),
 		     (unsigned long long)c, (unsigned long long)l,
-		     (unsigned long long)m);
+		     (unsigned long long)o, (unsigned long long)m);
 }
 
 static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 			 const struct zc *z, struct rpoll *rp)
 {
 	int64_t spins = 0, deadline = -1;
-	bool shut = false, nb, spin, looked = false;
+	bool shut = false, nb, spin, looked = false, armed = false;
 	ssize_t r;
 	int rc;
 
@@ -572,7 +595,8 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 		r = -1;
 		if (!u->rx.peeked_os && !vconf.socketxtreme && ring_maybe(u)) {
 			pthread_rwlock_rdlock(&u->lock);
-			r = u->natt ? ring_take(u, msg, flags, z) : -1;
+			r = u->natt ? ring_take(u, msg, flags, z,
+						rp->to ? &rp->from : NULL) : -1;
 			pthread_rwlock_unlock(&u->lock);
 		}
 		if (r >= 0)
@@ -594,6 +618,20 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 			return -1;
 		}
 		if (spin) {
+			/*
+			 * A handler that ran while it spins ends it as one
+			 * would end the kernel's blocked recv(): one without
+			 * SA_RESTART, or any with SO_RCVTIMEO set (sleep_poll()
+			 * decides the same way for a sleep).
+			 */
+			if (!armed) {
+				vsig_arm();
+				armed = true;
+			} else if (vsig_seen.intr ||
+				 (vsig_seen.ran && u->opt.rcvtimeo_ms >= 0)) {
+				errno = EINTR;
+				return -1;
+			}
 			/* a spinning receive keeps SO_RCVTIMEO too (libvma's
 			 * does): the clock read every 64 turns
 			 */
@@ -621,13 +659,14 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 		}
 		looked = rc == 1;	/* the kernel socket: read it now */
 		spins = 0;
+		armed = false;
 	}
 }
 
 static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 			const struct zc *z)
 {
-	struct rpoll rp = { 0, 0 };
+	struct rpoll rp = { 0, 0, 0, 0 };
 	ssize_t r = recv_loop(u, msg, flags, z, &rp);
 
 	if (rp.until > 0 || rp.ran_out)

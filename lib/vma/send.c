@@ -408,7 +408,7 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	if (err)
 		return err;
 	u->st->tx_ring++;
-	vudp_sent(u);
+	vudp_sent(u, &dst);
 	return (ssize_t)plen;
 }
 

@@ -63,7 +63,10 @@ struct vudp_rx {
 	uint64_t last_ts;	/* ... and its timestamp (SIOCGSTAMP) */
 	uint32_t os_drops;	/* the kernel socket's SO_RXQ_OVFL count */
 	int pending_err;	/* recvmmsg's error after a partial batch */
-	bool sent;		/* a send since the last receive */
+	uint64_t sent_to;	/* vreply_key() of the last send's
+				 * destination, 0: none since the last
+				 * receive
+				 */
 	struct vreply reply;	/* polling for the answer (reply.h) */
 };
 
@@ -133,11 +136,15 @@ static inline struct vudp *vudp_of(struct vfd *f)
 	return (struct vudp *)f;
 }
 
-/* A send went out: the next blocking receive may wait for its answer. */
-static inline void vudp_sent(struct vudp *u)
+/*
+ * A send to dst (IPv4 mapped) went out: the next blocking receive may
+ * wait for its answer.
+ */
+static inline void vudp_sent(struct vudp *u, const struct sockaddr_in6 *dst)
 {
-	if (!__atomic_load_n(&u->rx.sent, __ATOMIC_RELAXED))
-		__atomic_store_n(&u->rx.sent, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&u->rx.sent_to,
+			 vreply_key(dst->sin6_addr.s6_addr, dst->sin6_port),
+			 __ATOMIC_RELAXED);
 }
 
 /* ---- udp.c ---- */

@@ -18,6 +18,7 @@
 
 #include "sys.h"
 #include "stats.h"
+#include "addr.h"
 #include "udp.h"
 
 static struct vfd_pool pool = VFD_POOL_INIT(struct vudp);
@@ -89,6 +90,20 @@ static int udp_connect(struct vfd *f, int fd, const struct sockaddr *sa,
 	return rc;
 }
 
+/* Where a kernel send went, for the answer poll (reply.h). */
+static void kernel_sent(struct vudp *u, const struct msghdr *msg)
+{
+	struct sockaddr_in6 dst;
+
+	if (!msg->msg_name || !vaddr_mapped(msg->msg_name, msg->msg_namelen,
+					    &dst)) {
+		pthread_rwlock_rdlock(&u->lock);
+		dst = u->peer;
+		pthread_rwlock_unlock(&u->lock);
+	}
+	vudp_sent(u, &dst);
+}
+
 /* A kernel send; a socket that got its port from it is offloaded after. */
 static ssize_t kernel_send(struct vudp *u, int fd, const struct msghdr *msg,
 			   int flags)
@@ -99,7 +114,7 @@ static ssize_t kernel_send(struct vudp *u, int fd, const struct msghdr *msg,
 	if (r < 0)
 		return r;
 	u->st->tx_os++;
-	vudp_sent(u);
+	kernel_sent(u, msg);
 	__atomic_store_n(&u->tx.corked, (flags & MSG_MORE) != 0,
 			 __ATOMIC_RELAXED);
 	if (!u->tried || u->unbound) {
