@@ -349,14 +349,12 @@ struct sleep {
 	bool efd;
 };
 
-/* A thread cancelled in poll() never comes back to its caller. */
+/* A thread cancelled in poll(): no longer asleep (recv_cancelled next). */
 static void sleep_cancelled(void *arg)
 {
 	struct sleep *s = arg;
 
 	vwait_sleep_end(&s->u->w, false);
-	/* the interposer's reference: it will not drop it now */
-	vfd_put(&s->u->hdr);
 }
 
 /*
@@ -498,7 +496,8 @@ static ssize_t zc_os(struct vudp *u, struct msghdr *msg, int flags,
  * One receive's poll for an answer (reply.h): until is the poll's end, 0
  * before the receive's first empty turn asks whether to poll, -1 if it
  * does not or no longer polls; ran_out is when the poll ran out, if it did.
- * A datagram from the kernel socket counts as from the destination.
+ * A datagram from the kernel socket is from its msg_name, when the caller
+ * asked for one, else from someone else.
  */
 struct rpoll {
 	int64_t until, ran_out;
@@ -524,10 +523,19 @@ static bool reply_turn(struct vudp *u, struct rpoll *rp, int64_t spins)
 		    !__atomic_load_n(&u->natt, __ATOMIC_RELAXED))
 			return false;
 		rp->to = __atomic_exchange_n(&u->rx.sent_to, 0, __ATOMIC_RELAXED);
-		if (!rp->to || !vreply_try(&u->rx.reply))
+		if (!rp->to)
 			return false;
-		rp->from = rp->to;
-		rp->until = vnow_ns() + vconf.reply_poll_ns;
+		switch (vreply_try(&u->rx.reply)) {
+		case VREPLY_SLEEP:
+			return false;
+		case VREPLY_POLL:
+			rp->until = vnow_ns() + vconf.reply_poll_ns;
+			break;
+		case VREPLY_PROBE_POLL:
+			rp->until = vnow_ns() + VREPLY_PROBE * vconf.reply_poll_ns;
+			break;
+		}
+		rp->from = 0;	/* a kernel datagram's source unknown: not it */
 		return true;
 	}
 	if (rp->until < 0)
@@ -540,6 +548,17 @@ static bool reply_turn(struct vudp *u, struct rpoll *rp, int64_t spins)
 	rp->ran_out = now;
 	rp->until = -1;
 	return false;
+}
+
+/* The key of a kernel datagram's source, if the caller asked for it. */
+static uint64_t name_key(const struct msghdr *msg)
+{
+	struct sockaddr_in6 a;
+
+	if (!msg->msg_name ||
+	    !vaddr_mapped(msg->msg_name, msg->msg_namelen, &a))
+		return 0;
+	return vreply_key(a.sin6_addr.s6_addr, a.sin6_port);
 }
 
 /* The receive that polled returns (got: with a datagram): how it ended. */
@@ -601,14 +620,19 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 		}
 		if (r >= 0)
 			return r;
+		/* (a forced zero copy would meet the kernel socket's EIO) */
 		spin = !nb && ((vconf.rx_poll < 0 || spins < vconf.rx_poll) ||
-			       reply_turn(u, rp, spins));
+			       (!(z && (*z->flags & MSG_VMA_ZCOPY_FORCE)) &&
+				reply_turn(u, rp, spins)));
 		if ((nb || spin || looked || u->rx.peeked_os) &&
 		    os_turn(u, spin || (nb && vconf.rx_poll))) {
 			r = z ? zc_os(u, msg, flags | MSG_DONTWAIT, z) :
 				os_recv(u, msg, flags | MSG_DONTWAIT);
-			if (r >= 0)
+			if (r >= 0) {
+				if (rp->to)
+					rp->from = name_key(msg);
 				return r;
+			}
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
 				return -1;
 		}
@@ -663,12 +687,27 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 	}
 }
 
+/*
+ * A thread cancelled inside a receive (in its sleep, or in a read of the
+ * kernel socket while it polls: recvmsg() is a cancellation point) never
+ * comes back to its caller: the interposer's reference goes here, and
+ * the thread leaves the library, for its cleanup handlers' calls.
+ */
+static void recv_cancelled(void *arg)
+{
+	vfd_put(&((struct vudp *)arg)->hdr);
+	vsig_leave();
+}
+
 static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 			const struct zc *z)
 {
 	struct rpoll rp = { 0, 0, 0, 0 };
-	ssize_t r = recv_loop(u, msg, flags, z, &rp);
+	ssize_t r;
 
+	pthread_cleanup_push(recv_cancelled, u);
+	r = recv_loop(u, msg, flags, z, &rp);
+	pthread_cleanup_pop(0);
 	if (rp.until > 0 || rp.ran_out)
 		reply_end(u, &rp, r >= 0);
 	return r;
