@@ -229,11 +229,6 @@ static ssize_t zc_take(struct vudp *u, struct vringset *r,
 	return f->plen;
 }
 
-/*
- * One datagram from u's queues into msg (u->lock read-held), or, with z,
- * handed over without a copy. Returns its length (as recvmsg would) or
- * -1 if the queues are empty.
- */
 /* The key (reply.h) of the frame's source. */
 static uint64_t frame_from(const struct frame *f)
 {
@@ -247,6 +242,11 @@ static uint64_t frame_from(const struct frame *f)
 	return vreply_key(a.s6_addr, uh->source);
 }
 
+/*
+ * One datagram from u's queues into msg (u->lock read-held), or, with z,
+ * handed over without a copy; *from, if asked, the key of its source.
+ * Returns its length (as recvmsg would) or -1 if the queues are empty.
+ */
 static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags,
 			 const struct zc *z, uint64_t *from)
 {
