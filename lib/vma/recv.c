@@ -518,7 +518,7 @@ static bool reply_turn(struct vudp *u, struct rpoll *rp, int64_t spins)
 
 	if (!rp->until) {
 		rp->until = -1;
-		if (!vconf.reply_poll_ns || vconf.rx_poll || vconf.socketxtreme ||
+		if (!vudp_reply_on() ||
 		    !__atomic_load_n(&u->rx.sent_to, __ATOMIC_RELAXED) ||
 		    !__atomic_load_n(&u->natt, __ATOMIC_RELAXED))
 			return false;
@@ -527,6 +527,7 @@ static bool reply_turn(struct vudp *u, struct rpoll *rp, int64_t spins)
 			return false;
 		switch (vreply_try(&u->rx.reply)) {
 		case VREPLY_SLEEP:
+			rp->to = 0;	/* no poll: no source to tell */
 			return false;
 		case VREPLY_POLL:
 			rp->until = vnow_ns() + vconf.reply_poll_ns;
@@ -558,7 +559,7 @@ static uint64_t name_key(const struct msghdr *msg)
 	if (!msg->msg_name ||
 	    !vaddr_mapped(msg->msg_name, msg->msg_namelen, &a))
 		return 0;
-	return vreply_key(a.sin6_addr.s6_addr, a.sin6_port);
+	return vudp_key(&a);
 }
 
 /* The receive that polled returns (got: with a datagram): how it ended. */

@@ -137,14 +137,29 @@ static inline struct vudp *vudp_of(struct vfd *f)
 }
 
 /*
+ * Do blocking receives poll for answers (reply.h)? Not when off, nor
+ * when VMA_RX_POLL's turns or socketXtreme decide how a receive polls.
+ */
+static inline bool vudp_reply_on(void)
+{
+	return vconf.reply_poll_ns && !vconf.rx_poll && !vconf.socketxtreme;
+}
+
+/* An address and port (IPv4 mapped) as reply.h's key. */
+static inline uint64_t vudp_key(const struct sockaddr_in6 *a)
+{
+	return vreply_key(a->sin6_addr.s6_addr, a->sin6_port);
+}
+
+/*
  * A send to dst (IPv4 mapped) went out: the next blocking receive may
  * wait for its answer.
  */
 static inline void vudp_sent(struct vudp *u, const struct sockaddr_in6 *dst)
 {
-	__atomic_store_n(&u->rx.sent_to,
-			 vreply_key(dst->sin6_addr.s6_addr, dst->sin6_port),
-			 __ATOMIC_RELAXED);
+	if (vudp_reply_on())
+		__atomic_store_n(&u->rx.sent_to, vudp_key(dst),
+				 __ATOMIC_RELAXED);
 }
 
 /* ---- udp.c ---- */
