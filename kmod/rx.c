@@ -329,6 +329,7 @@ static enum hrtimer_restart vmak_mod_timer_fn(struct hrtimer *t)
 	spin_lock_bh(&vs->rx_lock);
 	vs->unsignalled = 0;
 	vs->timer_armed = false;
+	vs->batch = false;
 	spin_unlock_bh(&vs->rx_lock);
 	vs->sk.sk_data_ready(&vs->sk);
 	sock_put(&vs->sk);		/* taken when armed */
@@ -341,6 +342,7 @@ static void vmak_mod_signal(struct vmak_sock *vs)
 {
 	vs->unsignalled = 0;
 	vs->armed = false;
+	vs->batch = false;
 	/* The timer's own wake would be spurious now. */
 	if (vs->timer_armed && hrtimer_try_to_cancel(&vs->mod_timer) == 1) {
 		vs->timer_armed = false;
@@ -352,27 +354,33 @@ static void vmak_mod_signal(struct vmak_sock *vs)
 	}
 }
 
-/* Account n descriptors just posted; true if the sleepers should wake now. */
+/*
+ * Account n descriptors just posted; true if the sleepers should wake now.
+ * An arm wins over a batch, and a batch over the moderation.
+ */
 static bool vmak_rx_moderate(struct vmak_sock *vs, u32 n)
 	__must_hold(&vs->rx_lock)
 {
-	if (vs->armed || (!vs->mod_count && !vs->mod_usec)) {
+	u32 count = vs->batch ? vs->batch_count : vs->mod_count;
+	u32 usec = vs->batch ? vs->batch_usec : vs->mod_usec;
+
+	if (vs->armed || (!count && !usec)) {
 		vmak_mod_signal(vs);
 		return true;
 	}
 	vs->unsignalled += n;
-	if (vs->mod_count && vs->unsignalled >= vs->mod_count) {
+	if (count && vs->unsignalled >= count) {
 		vmak_mod_signal(vs);
 		return true;
 	}
-	if (vs->mod_usec && !vs->timer_armed) {
+	if (usec && !vs->timer_armed) {
 		/* A socket closed under this in-flight hook has no references
 		 * left to take: wake now instead of arming.
 		 */
 		if (!refcount_inc_not_zero(&vs->sk.sk_refcnt))
 			return true;
 		vs->timer_armed = true;
-		hrtimer_start(&vs->mod_timer, ns_to_ktime(vs->mod_usec * NSEC_PER_USEC),
+		hrtimer_start(&vs->mod_timer, ns_to_ktime(usec * NSEC_PER_USEC),
 			      HRTIMER_MODE_REL_SOFT);
 	}
 	return false;
@@ -400,6 +408,29 @@ void vmak_rx_arm(struct vmak_sock *vs)
 	spin_unlock_bh(&vs->rx_lock);
 	if (wake)
 		vs->sk.sk_data_ready(&vs->sk);
+}
+
+/*
+ * A batch (VMAK_RX_BATCH): until the next wake, whatever causes it, the
+ * sleepers wake once count descriptors were posted after this call, or
+ * usec after the first of them. For a reader that drained the ring and
+ * needs count more before it can return; an arm still wakes at the next
+ * descriptor. A timer the moderation armed keeps running: its wake ends
+ * the batch early, which costs the reader a look and nothing else.
+ * Both 0: the batch ends (its reader woke for another reason), no wake.
+ */
+int vmak_rx_set_batch(struct vmak_sock *vs, u32 count, u32 usec)
+{
+	if (count > VMAK_MOD_COUNT_MAX || usec > VMAK_MOD_USEC_MAX)
+		return -EINVAL;
+	spin_lock_bh(&vs->rx_lock);
+	vs->batch = count || usec;
+	vs->batch_count = count;
+	vs->batch_usec = usec;
+	if (vs->batch)
+		vs->unsignalled = 0;
+	spin_unlock_bh(&vs->rx_lock);
+	return 0;
 }
 
 int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec)

@@ -174,6 +174,15 @@ static int __vmak_setsockopt(struct socket *sock, int level, int optname,
 		return vmak_tx_set_rate(vs, &rl);
 	}
 
+	case VMAK_RX_BATCH: {
+		struct vmak_moderation mod;
+
+		err = vmak_copy_struct(&mod, sizeof(mod), optval, optlen);
+		if (err)
+			return err;
+		return vmak_rx_set_batch(vs, mod.count, mod.usec);
+	}
+
 	case VMAK_RX_ARM:
 		err = vmak_copy_u32(&val, optval, optlen);
 		if (err)
@@ -186,13 +195,16 @@ static int __vmak_setsockopt(struct socket *sock, int level, int optname,
 	return -ENOPROTOOPT;
 }
 
-/* Netlink monitors hear of every successful change but the arm. */
+/*
+ * Netlink monitors hear of every successful change but the arm and the
+ * batch, which last until the next wake.
+ */
 static int vmak_setsockopt(struct socket *sock, int level, int optname,
 			   sockptr_t optval, unsigned int optlen)
 {
 	int err = __vmak_setsockopt(sock, level, optname, optval, optlen);
 
-	if (!err && optname != VMAK_RX_ARM)
+	if (!err && optname != VMAK_RX_ARM && optname != VMAK_RX_BATCH)
 		vmak_nl_notify(vmak_sk(sock->sk), VMAK_CMD_RING_CHANGE_NTF);
 	return err;
 }

@@ -72,6 +72,9 @@ struct vmak_sock {
 	u32 unsignalled;		/* posted since the last wake */
 	bool timer_armed;
 	bool armed;			/* one-shot wake requested */
+	bool batch;			/* until the next wake, the batch's */
+	u32 batch_count;		/* ... count and usec replace the */
+	u32 batch_usec;			/* ... moderation's (VMAK_RX_BATCH) */
 	struct hrtimer mod_timer;	/* holds a socket reference when armed */
 
 	/* TX (tx.c): the TX consumer, COMPLETION reservations, tx_* stats
@@ -222,6 +225,7 @@ void vmak_rx_sock_init(struct vmak_sock *vs);
 void vmak_rx_sock_release(struct vmak_sock *vs);
 int vmak_rx_set_moderation(struct vmak_sock *vs, u32 count, u32 usec);
 void vmak_rx_arm(struct vmak_sock *vs);
+int vmak_rx_set_batch(struct vmak_sock *vs, u32 count, u32 usec);
 
 /* tx.c */
 void vmak_tx_sock_init(struct vmak_sock *vs);

@@ -234,4 +234,144 @@ TEST_F(mod, bad_values)
 	EXPECT_EQ(1000000, m.usec);
 }
 
+/* A batch for the next wake only (VMAK_RX_BATCH); 0 or -1 with errno. */
+static int batch(int fd, uint32_t count, uint32_t usec)
+{
+	struct vmak_moderation m = { count, usec };
+
+	return setsockopt(fd, SOL_VMAK, VMAK_RX_BATCH, &m, sizeof(m));
+}
+
+/*
+ * A batch of 8 over a ring that wakes per packet: 7 packets wake nobody,
+ * the 8th does, and the wake after that is the ring's own again.
+ */
+TEST_F(mod, batch_wakes_after_its_count_then_the_moderation_again)
+{
+	struct poller p;
+	double sent;
+
+	ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
+	ASSERT_EQ(0, batch(self->rs.fd, 8, 0));
+	poller_start(&p, self->rs.fd);
+	for (int i = 0; i < 7; i++) {
+		send_one(self->tx);
+		usleep(2000);
+	}
+	usleep(300000);
+	EXPECT_EQ(7, rx_pending(&self->rs));
+	EXPECT_TRUE(p.woke == 0);
+	send_one(self->tx);
+	pthread_join(p.t, NULL);
+	EXPECT_EQ(1, p.ret);
+	consume_all(&self->rs);
+	poller_start(&p, self->rs.fd);
+	sent = mono();
+	send_one(self->tx);
+	pthread_join(p.t, NULL);
+	EXPECT_EQ(1, p.ret);
+	TH_LOG("after the batch: woke %.1f ms after the packet", (p.woke - sent) * 1e3);
+	EXPECT_LT(elapsed_us(p.woke, sent), 500000);
+}
+
+TEST_F(mod, batch_period_wakes_after_a_single_packet)
+{
+	struct poller p;
+	double sent;
+
+	ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
+	ASSERT_EQ(0, batch(self->rs.fd, 1000, 200000));
+	poller_start(&p, self->rs.fd);
+	sent = mono();
+	send_one(self->tx);
+	pthread_join(p.t, NULL);
+	EXPECT_EQ(1, p.ret);
+	TH_LOG("woke %.1f ms after the packet", (p.woke - sent) * 1e3);
+	EXPECT_GE(elapsed_us(p.woke, sent), 199000);
+	EXPECT_LE(elapsed_us(p.woke, sent), 3000000);
+}
+
+/* A batch replaces a moderation that would wake sooner, for one wake. */
+TEST_F(mod, batch_over_a_moderation_leaves_it_set)
+{
+	struct vmak_moderation m;
+	socklen_t len = sizeof(m);
+	struct poller p;
+
+	ASSERT_EQ(0, set_mod(self->rs.fd, 2, 0));
+	ASSERT_EQ(0, batch(self->rs.fd, 4, 0));
+	poller_start(&p, self->rs.fd);
+	for (int i = 0; i < 3; i++) {
+		send_one(self->tx);
+		usleep(2000);
+	}
+	usleep(300000);
+	EXPECT_TRUE(p.woke == 0);	/* the ring's 2 would have */
+	send_one(self->tx);
+	pthread_join(p.t, NULL);
+	EXPECT_EQ(1, p.ret);
+	ASSERT_EQ(0, getsockopt(self->rs.fd, SOL_VMAK, VMAK_RX_MODERATION, &m, &len));
+	EXPECT_EQ(2, m.count);
+	EXPECT_EQ(0, m.usec);
+}
+
+/* Another sleeper's arm, before the batch or after, wakes the next packet. */
+TEST_F(mod, arm_wins_over_a_batch)
+{
+	struct poller p;
+	double sent;
+
+	for (int order = 0; order < 2; order++) {
+		ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
+		consume_all(&self->rs);
+		if (order)
+			ASSERT_EQ(0, __arm(self->rs.fd, variant->by_netlink));
+		ASSERT_EQ(0, batch(self->rs.fd, 1000, 0));
+		if (!order)
+			ASSERT_EQ(0, __arm(self->rs.fd, variant->by_netlink));
+		poller_start(&p, self->rs.fd);
+		sent = mono();
+		send_one(self->tx);
+		pthread_join(p.t, NULL);
+		EXPECT_EQ(1, p.ret);
+		TH_LOG("arm %s the batch: woke %.1f ms after the packet",
+		       order ? "before" : "after", (p.woke - sent) * 1e3);
+		EXPECT_LT(elapsed_us(p.woke, sent), 500000);
+	}
+}
+
+/* A batch ended by its reader: the next packet wakes at once. */
+TEST_F(mod, batch_ended_by_zeros)
+{
+	struct poller p;
+	double sent;
+
+	ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
+	ASSERT_EQ(0, batch(self->rs.fd, 1000, 0));
+	ASSERT_EQ(0, batch(self->rs.fd, 0, 0));
+	poller_start(&p, self->rs.fd);
+	sent = mono();
+	send_one(self->tx);
+	pthread_join(p.t, NULL);
+	EXPECT_EQ(1, p.ret);
+	TH_LOG("woke %.1f ms after the packet", (p.woke - sent) * 1e3);
+	EXPECT_LT(elapsed_us(p.woke, sent), 500000);
+	/* and zeros with no batch are nothing */
+	EXPECT_EQ(0, batch(self->rs.fd, 0, 0));
+}
+
+TEST_F(mod, batch_bad_values)
+{
+	struct vmak_moderation m = { 4, 0 };
+	socklen_t len = sizeof(m);
+
+	EXPECT_ERRNO(EINVAL, batch(self->rs.fd, 65536, 0));
+	EXPECT_ERRNO(EINVAL, batch(self->rs.fd, 0, 1000001));
+	EXPECT_ERRNO(EINVAL, batch(self->rs.fd, ~0u, ~0u));
+	EXPECT_ERRNO(EINVAL, setsockopt(self->rs.fd, SOL_VMAK, VMAK_RX_BATCH, &m, 4));
+	EXPECT_ERRNO(EFAULT, setsockopt(self->rs.fd, SOL_VMAK, VMAK_RX_BATCH, NULL, sizeof(m)));
+	EXPECT_ERRNO(ENOPROTOOPT, getsockopt(self->rs.fd, SOL_VMAK, VMAK_RX_BATCH, &m, &len));
+	EXPECT_EQ(0, batch(self->rs.fd, 65535, 1000000));
+}
+
 TEST_HARNESS_MAIN

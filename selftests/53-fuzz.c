@@ -166,7 +166,8 @@ static socklen_t opt_value(struct fz *f, int opt, uint8_t *buf, size_t cap)
 		memcpy(buf, &c, 4);
 		return rnd_len(4);
 	}
-	case VMAK_RX_MODERATION: {
+	case VMAK_RX_MODERATION:
+	case VMAK_RX_BATCH: {
 		struct vmak_moderation m = {
 			.count = (uint32_t)RND_PICK(0, 1, 32, VMAK_MOD_COUNT_MAX,
 						    VMAK_MOD_COUNT_MAX + 1, rnd()),
@@ -211,8 +212,8 @@ static int rnd_opt(void)
 			     VMAK_FILL_RING, VMAK_COMPLETION_RING, VMAK_RULE_ADD,
 			     VMAK_RULE_ADD, VMAK_RULE_DEL, VMAK_MMAP_OFFSETS,
 			     VMAK_STATISTICS, VMAK_RING_INFO, VMAK_RX_MODERATION,
-			     VMAK_RX_ARM, VMAK_TX_RATE_LIMIT, VMAK_NET_HEADER, 0,
-			     15, rnd() % 64);
+			     VMAK_RX_ARM, VMAK_RX_BATCH, VMAK_TX_RATE_LIMIT,
+			     VMAK_NET_HEADER, 0, 16, rnd() % 64);
 }
 
 static int do_setsockopt(struct fz *f, struct fz_sock *s, int opt)

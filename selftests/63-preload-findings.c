@@ -16,7 +16,10 @@
  *   M6  VMAK_FORK=kernel: a forked worker gets every datagram
  *   M10 the fortified ppoll() sees a datagram on a ring
  *   #30 a receive that spins keeps SO_RCVTIMEO; one right after a send
- *       polls for the answer, one on a socket that only receives sleeps
+ *       polls for the answer, one on a socket that only receives sleeps;
+ *       a blocking recvmmsg() sleeps until it has all it asked for, and
+ *       a socket that joins its ring meanwhile still wakes at its
+ *       datagram
  * and the feed handler's layouts: two SO_REUSEADDR sockets of one process
  * on one group and port, each getting every datagram through its ring.
  */
@@ -611,6 +614,160 @@ TEST_F(pre, a_receive_after_a_send_polls_for_the_answer)
 	reply_line(path, yfd, got, sizeof(got));
 	EXPECT_STREQ("", got);
 	unlink(path);
+}
+
+/*
+ * A blocking recvmmsg() without MSG_WAITFORONE returns once it has them
+ * all: asleep, it is woken when the ring holds them, not per datagram
+ * (VMAK_RX_BATCH). Counted as the thread's voluntary context switches:
+ * one per sleep.
+ */
+struct mmsg_reader {
+	int fd, n;
+	int got;
+	int err;
+	long sleeps;
+	double ms;
+	uint32_t first, last;
+	bool in_order;
+};
+
+static void *mmsg_read(void *arg)
+{
+	struct mmsg_reader *r = arg;
+	static char bufs[64][64];
+	struct mmsghdr v[64];
+	struct iovec iov[64];
+	struct rusage a, b;
+	double t0 = now_ms();
+	int i;
+
+	memset(v, 0, sizeof(v));
+	for (i = 0; i < r->n; i++) {
+		iov[i] = (struct iovec){ bufs[i], sizeof(bufs[i]) };
+		v[i].msg_hdr.msg_iov = &iov[i];
+		v[i].msg_hdr.msg_iovlen = 1;
+	}
+	getrusage(RUSAGE_THREAD, &a);
+	r->got = recvmmsg(r->fd, v, (unsigned int)r->n, 0, NULL);
+	r->err = errno;
+	getrusage(RUSAGE_THREAD, &b);
+	r->ms = now_ms() - t0;
+	r->sleeps = b.ru_nvcsw - a.ru_nvcsw;
+	r->in_order = true;
+	for (i = 0; i < r->got; i++) {
+		uint32_t k;
+
+		memcpy(&k, bufs[i], 4);
+		if (i && k != r->last + 1)
+			r->in_order = false;
+		if (!i)
+			r->first = k;
+		r->last = k;
+	}
+	return NULL;
+}
+
+/* A thread asleep on another socket, in poll() or in an epoll set. */
+struct other_sleeper {
+	int fd;
+	bool epoll;
+	int n;
+	double woke;	/* ms */
+};
+
+static void *sleep_other(void *arg)
+{
+	struct other_sleeper *o = arg;
+	struct pollfd p = { .fd = o->fd, .events = POLLIN };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 7 };
+	int ep = -1;
+
+	if (o->epoll) {
+		ep = epoll_create1(0);
+		epoll_ctl(ep, EPOLL_CTL_ADD, o->fd, &ev);
+		o->n = epoll_wait(ep, &ev, 1, 4000);
+		close(ep);
+	} else {
+		o->n = poll(&p, 1, 4000);
+	}
+	o->woke = now_ms();
+	return NULL;
+}
+
+TEST_F(pre, a_blocking_recvmmsg_sleeps_until_it_has_them_all)
+{
+	/* 48 datagrams over about 50 ms: a wake each would be dozens */
+	struct cmd k = { .port = 31120, .len = 20, .n = 48, .gap_us = 2000 };
+	struct mmsg_reader r = { .n = 48 };
+	struct other_sleeper o;
+	int x = udp_bound(31120), pass;
+	pthread_t t, t2;
+	double sent;
+	char buf[64];
+
+	ASSERT_GE(x, 0);
+	rcvtimeo(x, 2);
+	send_n(self->cmd, self->done, 31120, 1, 20);	/* through the ring */
+	ASSERT_EQ(20, recv(x, buf, sizeof(buf), 0));
+	r.fd = x;
+
+	/* all 48, in order, in a few sleeps */
+	ASSERT_EQ(0, pthread_create(&t, NULL, mmsg_read, &r));
+	usleep(200000);
+	send_cmd(self->cmd, self->done, &k);
+	pthread_join(t, NULL);
+	EXPECT_EQ(48, r.got);
+	EXPECT_TRUE(r.in_order);
+	EXPECT_EQ(0, r.first);
+	TH_LOG("48 datagrams: %ld sleeps", r.sleeps);
+	EXPECT_LE(r.sleeps, 8);
+
+	/* the stream stops at 30: SO_RCVTIMEO (2 s) after the last, as the
+	 * kernel's, give or take an eighth of it
+	 */
+	k.n = 30;
+	ASSERT_EQ(0, pthread_create(&t, NULL, mmsg_read, &r));
+	usleep(200000);
+	send_cmd(self->cmd, self->done, &k);
+	pthread_join(t, NULL);
+	EXPECT_EQ(30, r.got);
+	EXPECT_TRUE(r.in_order);
+	TH_LOG("30 of 48: returned after %.0f ms", r.ms);
+	EXPECT_GE(r.ms, 2000);
+	EXPECT_LE(r.ms, 4000);
+
+	/*
+	 * A socket that joins the ring while the batch sleeps, with a
+	 * thread asleep on it in poll() or in an epoll set: its datagram
+	 * wakes it at once, not at the batch's 48th (or its timer, 30 s / 8).
+	 */
+	rcvtimeo(x, 30);
+	for (pass = 0; pass < 2; pass++) {
+		uint16_t port = (uint16_t)(31121 + pass);
+
+		ASSERT_EQ(0, pthread_create(&t, NULL, mmsg_read, &r));
+		usleep(200000);
+		o = (struct other_sleeper){ .fd = udp_bound(port), .epoll = pass };
+		ASSERT_GE(o.fd, 0);
+		ASSERT_EQ(0, pthread_create(&t2, NULL, sleep_other, &o));
+		usleep(200000);
+		sent = now_ms();
+		send_n(self->cmd, self->done, port, 1, 20);
+		pthread_join(t2, NULL);
+		EXPECT_EQ(1, o.n);
+		TH_LOG("%s: woke %.0f ms after the datagram",
+		       pass ? "epoll_wait" : "poll", o.woke - sent);
+		EXPECT_LT(o.woke - sent, 500);
+		EXPECT_EQ(1, drain(o.fd));
+		k.n = 48;
+		send_cmd(self->cmd, self->done, &k);
+		pthread_join(t, NULL);
+		EXPECT_EQ(48, r.got);
+		EXPECT_TRUE(r.in_order);
+		close(o.fd);
+	}
+	close(x);
 }
 
 /*

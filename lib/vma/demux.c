@@ -184,7 +184,11 @@ int vdemux_add(struct vatt *a)
 
 	pthread_mutex_lock(&a->ring->lock);
 	err = tab_insert(a->ring, a);
+	if (!err)	/* W1 of a batch's protocol (wait.c) */
+		__atomic_add_fetch(&a->ring->natt, 1, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&a->ring->lock);
+	if (!err)
+		vwait_ring_watch(a->ring);
 	return err;
 }
 
@@ -194,6 +198,7 @@ void vdemux_del_locked(struct vatt *a)
 	uint64_t bytes = a->qbytes;
 
 	tab_remove(a->ring, a);
+	__atomic_sub_fetch(&a->ring->natt, 1, __ATOMIC_SEQ_CST);
 	while (a->qlen)
 		vdemux_consume_locked(a);
 	free(a->q);

@@ -344,9 +344,23 @@ static bool ring_maybe(struct vudp *u)
 	return false;
 }
 
+/*
+ * What a receive needs before it can return: n datagrams, more than one
+ * only in a blocking recvmmsg() without MSG_WAITFORONE (the kernel's
+ * returns once it has them all, its timeout or SO_RCVTIMEO run out, or
+ * a signal comes), and by when its timeout ends it (-1: never).
+ */
+struct need {
+	unsigned int n;
+	int64_t by;
+};
+
+static const struct need one = { 1, -1 };
+
 struct sleep {
 	struct vudp *u;
 	bool efd;
+	struct vringset *batch;		/* asleep in a batch on it */
 };
 
 /* A thread cancelled in poll(): no longer asleep (recv_cancelled next). */
@@ -354,7 +368,47 @@ static void sleep_cancelled(void *arg)
 {
 	struct sleep *s = arg;
 
+	if (s->batch)
+		vwait_batch_end(s->batch);
 	vwait_sleep_end(&s->u->w, false);
+}
+
+/*
+ * A sleep that needs nd->n datagrams asks the module to wake it once the
+ * ring has them (wait.c says when it may), not at each one: as many as
+ * half of what the RX ring and the FILL ring can still take, and no
+ * later than an eighth of the time left to the sleep's timeout or the
+ * call's, so that a stream that stops is seen at most that late. No
+ * batch for a socket with a receive callback: callbacks run as the ring
+ * is drained, and would run late.
+ */
+static struct vringset *batch_begin(struct vudp *u, const struct need *nd,
+				    int64_t deadline)
+{
+	struct vringset *r = __atomic_load_n(&u->w.src[0], __ATOMIC_ACQUIRE);
+	uint32_t count = nd->n, room, usec = 0;
+	int64_t end = deadline, left;
+
+	if (__atomic_load_n(&u->rxcb.fn, __ATOMIC_RELAXED))
+		return NULL;
+	room = vmak_ring_prod_pending(r->rs.fill);
+	if (room > r->rs.rx->size)
+		room = r->rs.rx->size;
+	room /= 2;
+	if (count > room)
+		count = room;
+	if (count > VMAK_MOD_COUNT_MAX)
+		count = VMAK_MOD_COUNT_MAX;
+	if (count < 2)
+		return NULL;
+	if (nd->by >= 0 && (end < 0 || nd->by < end))
+		end = nd->by;
+	if (end >= 0) {
+		left = (end - vnow_ns()) / 8000;
+		usec = left < 1 ? 1 : left > VMAK_MOD_USEC_MAX ?
+			VMAK_MOD_USEC_MAX : (uint32_t)left;
+	}
+	return vwait_batch_begin(&u->w, r, count, usec) ? r : NULL;
 }
 
 /*
@@ -384,7 +438,8 @@ static int sleep_poll(struct sleep *s, struct pollfd *p, int n,
  * may be, or -errno (-EAGAIN on timeout, -EINTR as the kernel's recv()
  * would give it).
  */
-static int sleep_both(struct vudp *u, int64_t deadline, bool *shut)
+static int sleep_both(struct vudp *u, int64_t deadline, bool *shut,
+		      const struct need *nd)
 {
 	struct pollfd p[2 + VWAIT_MAX_SRC];
 	struct sleep s = { .u = u };
@@ -411,7 +466,11 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut)
 		vwait_sleep_end(&u->w, false);
 		return 0;	/* queued, or new rings, since our look */
 	}
+	if (nd->n > 1 && nsrc == 1)
+		s.batch = batch_begin(u, nd, deadline);
 	rc = sleep_poll(&s, p, n, deadline);
+	if (s.batch)
+		vwait_batch_end(s.batch);
 	s.efd = efd >= 0 && p[1].revents;
 	vwait_sleep_end(&u->w, s.efd);
 	if (rc < 0)
@@ -593,7 +652,8 @@ void vudp_reply_log(struct vudp *u)
 }
 
 static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
-			 const struct zc *z, struct rpoll *rp)
+			 const struct zc *z, struct rpoll *rp,
+			 const struct need *nd)
 {
 	int64_t spins = 0, deadline = -1;
 	bool shut = false, nb, spin, looked = false, armed = false;
@@ -677,7 +737,7 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 		}
 		if (deadline == -1 && u->opt.rcvtimeo_ms >= 0)
 			deadline = vdeadline_ms(u->opt.rcvtimeo_ms);
-		rc = sleep_both(u, deadline, &shut);
+		rc = sleep_both(u, deadline, &shut, nd);
 		if (rc < 0) {
 			errno = -rc;
 			return -1;
@@ -701,13 +761,13 @@ static void recv_cancelled(void *arg)
 }
 
 static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
-			const struct zc *z)
+			const struct zc *z, const struct need *nd)
 {
 	struct rpoll rp = { 0, 0, 0, 0 };
 	ssize_t r;
 
 	pthread_cleanup_push(recv_cancelled, u);
-	r = recv_loop(u, msg, flags, z, &rp);
+	r = recv_loop(u, msg, flags, z, &rp, nd);
 	pthread_cleanup_pop(0);
 	if (rp.until > 0 || rp.ran_out)
 		reply_end(u, &rp, r >= 0);
@@ -717,7 +777,7 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)
 {
 	(void)fd;
-	return recv_msg(vudp_of(f), msg, flags, NULL);
+	return recv_msg(vudp_of(f), msg, flags, NULL, &one);
 }
 
 int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
@@ -737,7 +797,7 @@ int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
 		return -1;
 	}
 	*flags &= ~MSG_VMA_ZCOPY;
-	r = recv_msg(u, &msg, in & ~MSG_PEEK, &z);
+	r = recv_msg(u, &msg, in & ~MSG_PEEK, &z, &one);
 	if (r >= 0 && from && fromlen)
 		*fromlen = msg.msg_namelen;
 	return (int)r;
@@ -769,7 +829,11 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 	}
 	deadline = vdeadline_ts(timeout);
 	for (i = 0; i < n; i++) {
-		r = recv_msg(u, &v[i].msg_hdr, fl, NULL);
+		/* without MSG_WAITFORONE it needs them all, and says so */
+		struct need nd = { (flags & (MSG_WAITFORONE | MSG_PEEK)) ? 1 : n - i,
+				   timeout ? deadline : -1 };
+
+		r = recv_msg(u, &v[i].msg_hdr, fl, NULL, &nd);
 		if (r < 0) {
 			if (!i)
 				return -1;

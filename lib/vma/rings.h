@@ -58,6 +58,14 @@ struct vringset {
 	 */
 	bool os_hint;
 	uint32_t os_skip;
+	/*
+	 * wait.c: a receive sleeps on its fd in a batch (the module wakes
+	 * it after many descriptors, not each one), its fd went to the
+	 * program (no batches from then on), the module refused a batch.
+	 * demux.c: natt, the attachments on it. All atomic.
+	 */
+	bool batching, exported, batch_no;
+	uint32_t natt;
 	/* send.c: TX and COMPLETION, under txlock */
 	pthread_mutex_t txlock;
 	uint64_t *txfree;	/* chunks free for TX frames */

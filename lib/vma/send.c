@@ -445,8 +445,10 @@ int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
 	connected = !memcmp(&dst, &u->peer, sizeof(dst));
 	if (u->natt)
 		h = header_for(u, &dst, connected);
-	if (h)
+	if (h) {
 		fd = vrs_fd(h->ring);
+		vwait_ring_export(h->ring);
+	}
 	pthread_rwlock_unlock(&u->lock);
 	pthread_mutex_unlock(&u->tx.txlock);
 	return fd;

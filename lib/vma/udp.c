@@ -521,8 +521,10 @@ int vudp_ring_fds(struct vudp *u, int *fds, int max)
 				break;
 		if (j < i)
 			continue;	/* a group and the unicast on one ring */
-		if (fds && n < max)
+		if (fds && n < max) {
 			fds[n] = fd;
+			vwait_ring_export(u->att[i]->ring);
+		}
 		n++;
 	}
 	pthread_rwlock_unlock(&u->lock);

@@ -50,12 +50,15 @@
  * eventfd (which it always polls) wakes it.
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "sys.h"
 #include "fd.h"
 #include "rings.h"
+#include "vma.h"
 #include "wait.h"
 
 void vwait_init(struct vwait *w)
@@ -165,11 +168,91 @@ void vwait_take(struct vwait *w, uint32_t n, uint64_t bytes)
 		vwait_consume(w);
 }
 
+/* Each source of w: a batch on it must not hold a new sleeper's wake. */
+static void watch_sources(struct vwait *w)
+{
+	int i, n = __atomic_load_n(&w->nsrc, __ATOMIC_ACQUIRE);
+
+	for (i = 0; i < n; i++)
+		vwait_ring_watch(__atomic_load_n(&w->src[i], __ATOMIC_ACQUIRE));
+}
+
 bool vwait_sleep_begin(struct vwait *w, uint32_t gen)
 {
 	__atomic_add_fetch(&w->sleepers, 1, __ATOMIC_SEQ_CST);	/* S1 */
+	watch_sources(w);					/* W2 */
 	return vwait_ready(w) != 0 ||				/* S2 */
 	       vwait_gen(w) != gen;				/* S3 */
+}
+
+/*
+ * Batches, against a thread or an epoll set that starts to sleep on the
+ * ring set's fd meanwhile:
+ *
+ *   batcher (after its own S1)              newcomer
+ *   B1  CAS batching false -> true          W1  sleepers++ (S1), sets++,
+ *   B2  sleepers == 1, sets == 0,               natt++ or exported = true
+ *       natt == 1, !exported: else undo     W2  if batching: arm
+ *   B3  VMAK_RX_BATCH                       (all seq_cst)
+ *
+ * Store then load on both sides: the batcher sees the newcomer and
+ * gives up, or the newcomer sees batching and arms, and an arm wins
+ * over a batch in the module whether it comes before or after B3. Only
+ * the batcher that set batching clears it, after ending the batch.
+ */
+static void ring_arm(struct vringset *r)
+{
+	uint32_t one = 1;
+
+	vmak_sys_setsockopt(vrs_fd(r), SOL_VMAK, VMAK_RX_ARM, &one, sizeof(one));
+}
+
+void vwait_ring_watch(struct vringset *r)
+{
+	if (__atomic_load_n(&r->batching, __ATOMIC_SEQ_CST))	/* W2 */
+		ring_arm(r);
+}
+
+void vwait_ring_export(struct vringset *r)
+{
+	__atomic_store_n(&r->exported, true, __ATOMIC_SEQ_CST);	/* W1 */
+	vwait_ring_watch(r);
+}
+
+bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
+		       uint32_t usec)
+{
+	struct vmak_moderation m = { count, usec };
+	bool no = false;
+
+	if (__atomic_load_n(&r->batch_no, __ATOMIC_RELAXED) ||
+	    !__atomic_compare_exchange_n(&r->batching, &no, true, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return false;					/* B1 */
+	if (__atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST) != 1 ||	/* B2 */
+	    __atomic_load_n(&w->sets, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&r->natt, __ATOMIC_SEQ_CST) != 1 ||
+	    __atomic_load_n(&r->exported, __ATOMIC_SEQ_CST))
+		goto undo;
+	if (!vmak_sys_setsockopt(vrs_fd(r), SOL_VMAK, VMAK_RX_BATCH, &m,
+				 sizeof(m)))			/* B3 */
+		return true;
+	/* a module without batches: sleep as before, and do not ask again */
+	__atomic_store_n(&r->batch_no, true, __ATOMIC_RELAXED);
+	vlog(VLOG_DEBUG, "ring set fd %d: no batched wakes (%s)", vrs_fd(r),
+	     strerror(errno));
+undo:
+	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
+	return false;
+}
+
+void vwait_batch_end(struct vringset *r)
+{
+	struct vmak_moderation end = { 0, 0 };
+
+	/* woken by the module, the batch is over; otherwise this ends it */
+	vmak_sys_setsockopt(vrs_fd(r), SOL_VMAK, VMAK_RX_BATCH, &end, sizeof(end));
+	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
 }
 
 void vwait_sleep_end(struct vwait *w, bool efd_fired)
@@ -181,7 +264,9 @@ void vwait_sleep_end(struct vwait *w, bool efd_fired)
 
 void vwait_set_add(struct vwait *w, int delta)
 {
-	__atomic_add_fetch(&w->sets, delta, __ATOMIC_SEQ_CST);
+	if (__atomic_add_fetch(&w->sets, delta, __ATOMIC_SEQ_CST) &&	/* W1 */
+	    delta > 0)
+		watch_sources(w);				/* W2 */
 }
 
 void vwait_kick(struct vwait *w)

@@ -87,6 +87,28 @@ static inline uint32_t vwait_gen(const struct vwait *w)
  */
 bool vwait_sleep_begin(struct vwait *w, uint32_t gen) VMAK_HIDDEN;
 void vwait_sleep_end(struct vwait *w, bool efd_fired) VMAK_HIDDEN;
+/*
+ * Batches. A receive that cannot return before it has count more
+ * datagrams (a blocking recvmmsg() without MSG_WAITFORONE) may ask the
+ * module to wake it after count descriptors instead of each one
+ * (VMAK_RX_BATCH). Only the socket's one sleeper, on a ring set that
+ * carries its datagrams alone, watched by no epoll set and not handed to
+ * the program; whoever starts to sleep on the ring set's fd meanwhile
+ * arms it (a wake at the next descriptor), so a batch never delays
+ * another's wake. vwait_batch_begin() after vwait_sleep_begin(): true if
+ * the batch is set, and then vwait_batch_end() after the sleep, whatever
+ * ended it. usec: a wake at most that long after the first descriptor.
+ */
+bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
+		       uint32_t usec) VMAK_HIDDEN;
+void vwait_batch_end(struct vringset *r) VMAK_HIDDEN;
+/* A socket attached to r (after counting it in natt): its sleepers and
+ * epoll sets may sleep on r's fd from now on.
+ */
+void vwait_ring_watch(struct vringset *r) VMAK_HIDDEN;
+/* r's fd is handed to the program, which may sleep on it: no more batches. */
+void vwait_ring_export(struct vringset *r) VMAK_HIDDEN;
+
 /* An epoll set starts or stops watching the socket. */
 void vwait_set_add(struct vwait *w, int delta) VMAK_HIDDEN;
 /* The eventfd was seen readable by an epoll set: consume it. */

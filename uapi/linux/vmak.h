@@ -140,6 +140,7 @@
 #define VMAK_TX_RATE_LIMIT	13	/* struct vmak_rate_limit */
 /* setsockopt only */
 #define VMAK_RX_ARM		12	/* __u32 1: one-shot wake, see below */
+#define VMAK_RX_BATCH		15	/* struct vmak_moderation, see below */
 /* getsockopt only, with input */
 #define VMAK_NET_HEADER		14	/* struct vmak_net_header */
 
@@ -396,6 +397,15 @@ struct vmak_moderation {
  * descriptors already posted but not yet signalled wake the sleepers at
  * once; otherwise the next descriptor does. What vma_modify_ring()'s
  * CQ_ARM maps to; the netlink ring-set "arm" attribute does the same.
+ *
+ * VMAK_RX_BATCH (value: struct vmak_moderation) sets a moderation for the
+ * next wake only: the sleepers wake once 'count' descriptors were posted
+ * after the call, or 'usec' after the first of them, and then the ring's
+ * own moderation applies again. For a reader that drained the ring and
+ * cannot return before it has 'count' more (a blocking recvmmsg() without
+ * MSG_WAITFORONE). An arm, before or after, still wakes on the next
+ * descriptor. Limits as VMAK_RX_MODERATION. Both 0 ends a batch without
+ * a wake (its reader woke for another reason).
  */
 
 /*

@@ -134,6 +134,16 @@ static inline uint32_t vmak_ring_cons_pending(const struct vmak_ring_cons *r)
 	       __atomic_load_n(r->consumer, __ATOMIC_RELAXED);
 }
 
+/*
+ * Entries the producer published that the kernel has not taken yet (on
+ * FILL: chunks the kernel can still fill), a look from any thread.
+ */
+static inline uint32_t vmak_ring_prod_pending(const struct vmak_ring_prod *r)
+{
+	return __atomic_load_n(r->producer, __ATOMIC_RELAXED) -
+	       __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+}
+
 static inline void vmak_ring_release(struct vmak_ring_cons *r, uint32_t n)
 {
 	/* D, matches A */
