@@ -336,13 +336,11 @@ static enum hrtimer_restart vmak_mod_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
-/* Wake now: forget what was unsignalled and the timer's pending wake. */
-static void vmak_mod_signal(struct vmak_sock *vs)
+/* Forget what was unsignalled and the timer's pending wake. */
+static void vmak_mod_forget(struct vmak_sock *vs)
 	__must_hold(&vs->rx_lock)
 {
 	vs->unsignalled = 0;
-	vs->armed = false;
-	vs->batch = false;
 	/* The timer's own wake would be spurious now. */
 	if (vs->timer_armed && hrtimer_try_to_cancel(&vs->mod_timer) == 1) {
 		vs->timer_armed = false;
@@ -352,6 +350,15 @@ static void vmak_mod_signal(struct vmak_sock *vs)
 		 */
 		sock_put(&vs->sk);
 	}
+}
+
+/* Wake now: the arm and the batch are spent too. */
+static void vmak_mod_signal(struct vmak_sock *vs)
+	__must_hold(&vs->rx_lock)
+{
+	vmak_mod_forget(vs);
+	vs->armed = false;
+	vs->batch = false;
 }
 
 /*
@@ -388,8 +395,11 @@ static bool vmak_rx_moderate(struct vmak_sock *vs, u32 n)
 
 /*
  * One-shot wake (libvma's CQ_ARM, as verbs' req_notify_cq): wake the
- * sleepers on the next descriptor whatever the moderation, or at once if
- * descriptors are waiting on the ring that no wake told anyone of.
+ * sleepers on the next descriptor whatever the moderation or a batch. If
+ * descriptors are waiting on the ring that no wake told anyone of, wake
+ * at once too: the arm then still holds for the next descriptor, for an
+ * arming sleeper that takes these and sleeps again while a batch set
+ * after this call would hold its wake.
  */
 void vmak_rx_arm(struct vmak_sock *vs)
 {
@@ -399,12 +409,10 @@ void vmak_rx_arm(struct vmak_sock *vs)
 	spin_lock_bh(&vs->rx_lock);
 	/* Posted, unsignalled and still there (not read by a busy poller). */
 	wake = vs->unsignalled > 0 && rx && vmak_q_nonempty_peek(rx);
-	if (wake) {
+	if (wake)
 		vmak_mod_signal(vs);
-	} else {
-		vs->unsignalled = 0;
-		vs->armed = true;
-	}
+	vs->unsignalled = 0;
+	vs->armed = true;
 	spin_unlock_bh(&vs->rx_lock);
 	if (wake)
 		vs->sk.sk_data_ready(&vs->sk);
@@ -415,20 +423,19 @@ void vmak_rx_arm(struct vmak_sock *vs)
  * sleepers wake once count descriptors were posted after this call, or
  * usec after the first of them. For a reader that drained the ring and
  * needs count more before it can return; an arm still wakes at the next
- * descriptor. A timer the moderation armed keeps running: its wake ends
- * the batch early, which costs the reader a look and nothing else.
- * Both 0: the batch ends (its reader woke for another reason), no wake.
+ * descriptor. What was pending goes, and with it the timer of an earlier
+ * window (its usec would hold this one's). Both 0: the batch ends (its
+ * reader woke for another reason and looks at the ring itself), no wake.
  */
 int vmak_rx_set_batch(struct vmak_sock *vs, u32 count, u32 usec)
 {
 	if (count > VMAK_MOD_COUNT_MAX || usec > VMAK_MOD_USEC_MAX)
 		return -EINVAL;
 	spin_lock_bh(&vs->rx_lock);
+	vmak_mod_forget(vs);
 	vs->batch = count || usec;
 	vs->batch_count = count;
 	vs->batch_usec = usec;
-	if (vs->batch)
-		vs->unsignalled = 0;
 	spin_unlock_bh(&vs->rx_lock);
 	return 0;
 }

@@ -57,6 +57,9 @@ static int register_recv_callback(int fd, vma_recv_callback_t cb, void *ctx)
 	__atomic_store_n(&u->rxcb.ctx, ctx, __ATOMIC_RELAXED);
 	u->rxcb.fd = fd;
 	__atomic_store_n(&u->rxcb.fn, cb, __ATOMIC_RELEASE);
+	/* a receive asleep in a batch would run it late: wake it (wait.h) */
+	if (cb)
+		vwait_kick(&u->w);
 	vfd_put(&u->hdr);
 	return 0;
 }

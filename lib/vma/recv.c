@@ -346,16 +346,23 @@ static bool ring_maybe(struct vudp *u)
 
 /*
  * What a receive needs before it can return: n datagrams, more than one
- * only in a blocking recvmmsg() without MSG_WAITFORONE (the kernel's
- * returns once it has them all, its timeout or SO_RCVTIMEO run out, or
- * a signal comes), and by when its timeout ends it (-1: never).
+ * only in a blocking recvmmsg() without MSG_WAITFORONE and without a
+ * timeout (the kernel's returns once it has them all, SO_RCVTIMEO runs
+ * out between two, or a signal comes; with a timeout, the datagrams it
+ * returns depend on when each came, which a batch would not see). cut: a
+ * signal ended a sleep in a batch, so the call returns what the rings
+ * hold now, as the kernel's returns what it had read when it came.
  */
 struct need {
 	unsigned int n;
-	int64_t by;
+	bool cut;
 };
 
-static const struct need one = { 1, -1 };
+/*
+ * A batch's wake comes this long after its first datagram at most: a
+ * look now and then, whatever could keep the count from being reached.
+ */
+#define BATCH_USEC_MAX	1000000
 
 struct sleep {
 	struct vudp *u;
@@ -376,20 +383,21 @@ static void sleep_cancelled(void *arg)
 /*
  * A sleep that needs nd->n datagrams asks the module to wake it once the
  * ring has them (wait.c says when it may), not at each one: as many as
- * half of what the RX ring and the FILL ring can still take, and no
- * later than an eighth of the time left to the sleep's timeout or the
- * call's, so that a stream that stops is seen at most that late. No
- * batch for a socket with a receive callback: callbacks run as the ring
- * is drained, and would run late.
+ * half of what the RX ring and the FILL ring can still take, and no later
+ * than an eighth of the time left to SO_RCVTIMEO after the first (so a
+ * stream that stops is seen at most that late) or a second. Not for a
+ * socket with a receive callback (callbacks run as the ring is drained,
+ * and would run late), nor in socketXtreme mode (the receive does not
+ * drain the ring).
  */
 static struct vringset *batch_begin(struct vudp *u, const struct need *nd,
 				    int64_t deadline)
 {
 	struct vringset *r = __atomic_load_n(&u->w.src[0], __ATOMIC_ACQUIRE);
-	uint32_t count = nd->n, room, usec = 0;
-	int64_t end = deadline, left;
+	uint32_t count = nd->n, room, usec = BATCH_USEC_MAX;
+	int64_t now = vnow_ns(), left;
 
-	if (__atomic_load_n(&u->rxcb.fn, __ATOMIC_RELAXED))
+	if (vconf.socketxtreme || __atomic_load_n(&u->rxcb.fn, __ATOMIC_RELAXED))
 		return NULL;
 	room = vmak_ring_prod_pending(r->rs.fill);
 	if (room > r->rs.rx->size)
@@ -401,12 +409,10 @@ static struct vringset *batch_begin(struct vudp *u, const struct need *nd,
 		count = VMAK_MOD_COUNT_MAX;
 	if (count < 2)
 		return NULL;
-	if (nd->by >= 0 && (end < 0 || nd->by < end))
-		end = nd->by;
-	if (end >= 0) {
-		left = (end - vnow_ns()) / 8000;
-		usec = left < 1 ? 1 : left > VMAK_MOD_USEC_MAX ?
-			VMAK_MOD_USEC_MAX : (uint32_t)left;
+	if (deadline >= 0) {
+		left = (deadline - now) / 8000;
+		if (left < usec)
+			usec = left < 1 ? 1 : (uint32_t)left;
 	}
 	return vwait_batch_begin(&u->w, r, count, usec) ? r : NULL;
 }
@@ -435,11 +441,11 @@ static int sleep_poll(struct sleep *s, struct pollfd *p, int n,
  * Sleep until the kernel socket, one of the rings or the eventfd (another
  * thread queued for us) has something. Returns 1 when the kernel socket
  * is readable (or was shut down for reading: *shut), 0 when the rings
- * may be, or -errno (-EAGAIN on timeout, -EINTR as the kernel's recv()
- * would give it).
+ * may be (or a signal cut a batch's sleep: nd->cut), or -errno (-EAGAIN
+ * on timeout, -EINTR as the kernel's recv() would give it).
  */
 static int sleep_both(struct vudp *u, int64_t deadline, bool *shut,
-		      const struct need *nd)
+		      struct need *nd)
 {
 	struct pollfd p[2 + VWAIT_MAX_SRC];
 	struct sleep s = { .u = u };
@@ -469,12 +475,19 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut,
 	if (nd->n > 1 && nsrc == 1)
 		s.batch = batch_begin(u, nd, deadline);
 	rc = sleep_poll(&s, p, n, deadline);
-	if (s.batch)
+	if (s.batch) {
 		vwait_batch_end(s.batch);
+		/* a handler that ends a sleep ends the call, with what the
+		 * rings hold (the kernel's would have read it by then)
+		 */
+		if ((rc < 0 && errno == EINTR) || vsig_seen.intr ||
+		    (vsig_seen.ran && u->opt.rcvtimeo_ms >= 0))
+			nd->cut = true;
+	}
 	s.efd = efd >= 0 && p[1].revents;
 	vwait_sleep_end(&u->w, s.efd);
 	if (rc < 0)
-		return -errno;
+		return nd->cut ? 0 : -errno;
 	if (rc == 0)
 		return -EAGAIN;
 	if (p[0].revents & (POLLRDHUP | POLLHUP))
@@ -652,8 +665,7 @@ void vudp_reply_log(struct vudp *u)
 }
 
 static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
-			 const struct zc *z, struct rpoll *rp,
-			 const struct need *nd)
+			 const struct zc *z, struct rpoll *rp, struct need *nd)
 {
 	int64_t spins = 0, deadline = -1;
 	bool shut = false, nb, spin, looked = false, armed = false;
@@ -699,7 +711,7 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 		}
 		looked = false;
 		if (nb) {
-			errno = EAGAIN;
+			errno = nd->cut ? EINTR : EAGAIN;
 			return -1;
 		}
 		if (spin) {
@@ -742,6 +754,7 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 			errno = -rc;
 			return -1;
 		}
+		nb = nb || nd->cut;	/* what the rings hold, then EINTR */
 		looked = rc == 1;	/* the kernel socket: read it now */
 		spins = 0;
 		armed = false;
@@ -761,7 +774,7 @@ static void recv_cancelled(void *arg)
 }
 
 static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
-			const struct zc *z, const struct need *nd)
+			const struct zc *z, struct need *nd)
 {
 	struct rpoll rp = { 0, 0, 0, 0 };
 	ssize_t r;
@@ -776,6 +789,8 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 
 ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)
 {
+	struct need one = { 1, false };
+
 	(void)fd;
 	return recv_msg(vudp_of(f), msg, flags, NULL, &one);
 }
@@ -788,6 +803,7 @@ int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
 			      .msg_name = from,
 			      .msg_namelen = from && fromlen ? *fromlen : 0 };
 	struct zc z = { buf, len, flags };
+	struct need one = { 1, false };
 	int in = *flags & ~(MSG_VMA_ZCOPY | MSG_VMA_ZCOPY_FORCE);
 	ssize_t r;
 
@@ -808,6 +824,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 {
 	struct vudp *u = vudp_of(f);
 	int64_t deadline = -1, left;
+	struct need nd = { 1, false };
 	unsigned int i;
 	ssize_t r;
 	int fl = flags & ~MSG_WAITFORONE;
@@ -830,9 +847,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 	deadline = vdeadline_ts(timeout);
 	for (i = 0; i < n; i++) {
 		/* without MSG_WAITFORONE it needs them all, and says so */
-		struct need nd = { (flags & (MSG_WAITFORONE | MSG_PEEK)) ? 1 : n - i,
-				   timeout ? deadline : -1 };
-
+		nd.n = timeout || (flags & (MSG_WAITFORONE | MSG_PEEK)) ? 1 : n - i;
 		r = recv_msg(u, &v[i].msg_hdr, fl, NULL, &nd);
 		if (r < 0) {
 			if (!i)
@@ -843,7 +858,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 			break;
 		}
 		v[i].msg_len = (unsigned int)r;
-		if (flags & MSG_WAITFORONE)
+		if ((flags & MSG_WAITFORONE) || nd.cut)
 			fl |= MSG_DONTWAIT;
 		if (timeout && vnow_ns() >= deadline) {
 			i++;

@@ -50,7 +50,6 @@
  * eventfd (which it always polls) wakes it.
  */
 #include <errno.h>
-#include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -237,10 +236,13 @@ bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 	if (!vmak_sys_setsockopt(vrs_fd(r), SOL_VMAK, VMAK_RX_BATCH, &m,
 				 sizeof(m)))			/* B3 */
 		return true;
+	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
 	/* a module without batches: sleep as before, and do not ask again */
-	__atomic_store_n(&r->batch_no, true, __ATOMIC_RELAXED);
-	vlog(VLOG_DEBUG, "ring set fd %d: no batched wakes (%s)", vrs_fd(r),
-	     strerror(errno));
+	if (errno == ENOPROTOOPT && !__atomic_exchange_n(&r->batch_no, true,
+							 __ATOMIC_RELAXED))
+		vlog(VLOG_DEBUG, "ring set fd %d: the module has no batched wakes",
+		     vrs_fd(r));
+	return false;
 undo:
 	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
 	return false;

@@ -394,8 +394,8 @@ struct vmak_moderation {
 
 /*
  * VMAK_RX_ARM (value: __u32 1) asks for one wake whatever the moderation:
- * descriptors already posted but not yet signalled wake the sleepers at
- * once; otherwise the next descriptor does. What vma_modify_ring()'s
+ * the next descriptor wakes the sleepers; descriptors already posted but
+ * not yet signalled wake them at once too. What vma_modify_ring()'s
  * CQ_ARM maps to; the netlink ring-set "arm" attribute does the same.
  *
  * VMAK_RX_BATCH (value: struct vmak_moderation) sets a moderation for the
@@ -405,7 +405,8 @@ struct vmak_moderation {
  * cannot return before it has 'count' more (a blocking recvmmsg() without
  * MSG_WAITFORONE). An arm, before or after, still wakes on the next
  * descriptor. Limits as VMAK_RX_MODERATION. Both 0 ends a batch without
- * a wake (its reader woke for another reason).
+ * a wake (its reader woke for another reason); either way, descriptors
+ * posted and not yet signalled are forgotten: the caller looks at the ring.
  */
 
 /*

@@ -140,8 +140,11 @@ static inline uint32_t vmak_ring_cons_pending(const struct vmak_ring_cons *r)
  */
 static inline uint32_t vmak_ring_prod_pending(const struct vmak_ring_prod *r)
 {
-	return __atomic_load_n(r->producer, __ATOMIC_RELAXED) -
-	       __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+	/* the consumer first: it never passes a producer read after it */
+	uint32_t c = __atomic_load_n(r->consumer, __ATOMIC_ACQUIRE);
+	int32_t n = (int32_t)(__atomic_load_n(r->producer, __ATOMIC_ACQUIRE) - c);
+
+	return n > 0 ? (uint32_t)n : 0;
 }
 
 static inline void vmak_ring_release(struct vmak_ring_cons *r, uint32_t n)
