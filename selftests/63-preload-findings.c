@@ -795,6 +795,53 @@ TEST_F(pre, a_blocking_recvmmsg_sleeps_until_it_has_them_all)
 }
 
 /*
+ * What a recvmmsg() finds queued on the ring it takes at once (one lock
+ * for all, ring_take_many()), each entry as the kernel writes it: the
+ * source, the length, MSG_TRUNC for a short buffer (the full length with
+ * the MSG_TRUNC flag); a peek reads the first one each time.
+ */
+TEST_F(pre, a_recvmmsg_takes_what_is_queued_as_the_kernel_would)
+{
+	struct cmd k = { .port = 31125, .len = 20, .n = 8 };
+	static char bufs[8][64];
+	struct sockaddr_in names[8];
+	struct mmsghdr v[8];
+	struct iovec iov[8];
+	int x = udp_bound(31125), i, pass;
+	uint32_t idx;
+
+	ASSERT_GE(x, 0);
+	for (pass = 0; pass < 3; pass++) {
+		int fl = pass == 1 ? MSG_TRUNC : pass == 2 ? MSG_PEEK : 0;
+
+		memset(v, 0, sizeof(v));
+		memset(names, 0, sizeof(names));
+		for (i = 0; i < 8; i++) {
+			/* the even ones too short for the 20 bytes */
+			iov[i] = (struct iovec){ bufs[i], i & 1 ? 64 : 16 };
+			v[i].msg_hdr.msg_iov = &iov[i];
+			v[i].msg_hdr.msg_iovlen = 1;
+			v[i].msg_hdr.msg_name = &names[i];
+			v[i].msg_hdr.msg_namelen = sizeof(names[i]);
+		}
+		send_cmd(self->cmd, self->done, &k);
+		usleep(200000);
+		ASSERT_EQ(pass == 2 ? 4 : 8,
+			  recvmmsg(x, v, pass == 2 ? 4 : 8, fl | MSG_DONTWAIT, NULL));
+		for (i = 0; i < (pass == 2 ? 4 : 8); i++) {
+			memcpy(&idx, bufs[i], 4);
+			EXPECT_EQ(pass == 2 ? 0 : (uint32_t)i, idx);
+			EXPECT_EQ(!(i & 1) && fl != MSG_TRUNC ? 16 : 20, v[i].msg_len);
+			EXPECT_EQ(i & 1 ? 0 : MSG_TRUNC, v[i].msg_hdr.msg_flags);
+			EXPECT_EQ(sizeof(names[i]), v[i].msg_hdr.msg_namelen);
+			EXPECT_EQ(htonl(0x0a080001), names[i].sin_addr.s_addr);
+		}
+	}
+	EXPECT_EQ(8, drain(x));		/* what the peek left */
+	close(x);
+}
+
+/*
  * A socket in an epoll set before it has rings (unbound: its first send
  * offloads it), with a thread already waiting on the set: the datagram
  * that then comes through its new ring wakes the waiter (the set holds

@@ -242,6 +242,62 @@ static uint64_t frame_from(const struct frame *f)
 	return vreply_key(a.s6_addr, uh->source);
 }
 
+/* The payload and control messages of d, whose name is in msg already. */
+static size_t copy_rest(struct vudp *u, struct vatt *a, const struct vdgram *d,
+			const struct frame *f, struct msghdr *msg)
+{
+	size_t copied = copy_out(msg, f->payload, f->plen);
+
+	if (copied < f->plen)
+		msg->msg_flags |= MSG_TRUNC;
+	put_control(u, a, d, f, msg);
+	return copied;
+}
+
+/*
+ * What the queues of a socket on one ring hold, up to n datagrams, into
+ * v (u->lock read-held): one lock and one count for them all, where
+ * ring_take() takes one each time. Not for a peek (the same one again).
+ */
+static unsigned int ring_take_many(struct vudp *u, struct mmsghdr *v,
+				   unsigned int n, int flags)
+{
+	struct vatt *a = u->att[0];
+	struct vringset *r = a->ring;
+	unsigned int got = 0;
+	uint64_t bytes = 0;
+	struct vdgram *d;
+	struct frame f;
+	size_t copied;
+
+	if (!a->qlen && !vrs_pending(r))
+		return 0;
+	pthread_mutex_lock(&r->lock);
+	if (!a->qlen)
+		vdemux_drain_locked(r);
+	for (; got < n && (d = vatt_q_peek(a)); got++) {
+		struct msghdr *msg = &v[got].msg_hdr;
+
+		frame_parse(d, &f);
+		msg->msg_flags = 0;
+		put_name(u, a, &f, msg);
+		copied = copy_rest(u, a, d, &f, msg);
+		v[got].msg_len = (unsigned int)(flags & MSG_TRUNC ? f.plen : copied);
+		u->rx.last_ts = d->ts;
+		bytes += f.plen;
+		vdemux_consume_locked(a);
+	}
+	if (got) {
+		u->rx.last_ring = true;
+		vwait_take(&u->w, got, bytes);
+		u->st->rx_ring += got;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!got)
+		vdemux_callbacks(r);
+	return got;
+}
+
 /*
  * One datagram from u's queues into msg (u->lock read-held), or, with z,
  * handed over without a copy; *from, if asked, the key of its source.
@@ -286,10 +342,7 @@ static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags,
 			pthread_mutex_unlock(&r->lock);
 			return (ssize_t)copied;
 		}
-		copied = copy_out(msg, f.payload, f.plen);
-		if (copied < f.plen)
-			msg->msg_flags |= MSG_TRUNC;
-		put_control(u, a, d, &f, msg);
+		copied = copy_rest(u, a, d, &f, msg);
 		if (!(flags & MSG_PEEK)) {
 			u->rx.last_ring = true;
 			u->rx.last_ts = d->ts;
@@ -863,6 +916,19 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		if (timeout && vnow_ns() >= deadline) {
 			i++;
 			break;
+		}
+		/*
+		 * What the rings hold now, at once: not with a timeout (the
+		 * clock is read after each datagram), a peek, the kernel
+		 * socket's turn, socketXtreme, or rings of more than one
+		 * (their round robin is ring_take()'s).
+		 */
+		if (!timeout && !(fl & ~(RING_FLAGS & ~MSG_PEEK)) &&
+		    !u->rx.peeked_os && !vconf.socketxtreme) {
+			pthread_rwlock_rdlock(&u->lock);
+			if (u->natt == 1)
+				i += ring_take_many(u, v + i + 1, n - i - 1, fl);
+			pthread_rwlock_unlock(&u->lock);
 		}
 	}
 	/* the kernel writes the time left back only after a datagram */
