@@ -56,8 +56,10 @@ static int register_recv_callback(int fd, vma_recv_callback_t cb, void *ctx)
 	/* the context first: a drain that sees the new function uses it */
 	__atomic_store_n(&u->rxcb.ctx, ctx, __ATOMIC_RELAXED);
 	u->rxcb.fd = fd;
-	__atomic_store_n(&u->rxcb.fn, cb, __ATOMIC_RELEASE);
-	/* a receive asleep in a batch would run it late: wake it (wait.h) */
+	/* seq_cst, then the kick's look at the sleepers: a receive asleep
+	 * in a batch would run it late, so it is woken (recv.c's batch_begin)
+	 */
+	__atomic_store_n(&u->rxcb.fn, cb, __ATOMIC_SEQ_CST);
 	if (cb)
 		vwait_kick(&u->w);
 	vfd_put(&u->hdr);

@@ -264,6 +264,7 @@ static unsigned int ring_take_many(struct vudp *u, struct mmsghdr *v,
 {
 	struct vatt *a = u->att[0];
 	struct vringset *r = a->ring;
+	bool drained = false;
 	unsigned int got = 0;
 	uint64_t bytes = 0;
 	struct vdgram *d;
@@ -273,11 +274,18 @@ static unsigned int ring_take_many(struct vudp *u, struct mmsghdr *v,
 	if (!a->qlen && !vrs_pending(r))
 		return 0;
 	pthread_mutex_lock(&r->lock);
-	if (!a->qlen)
-		vdemux_drain_locked(r);
-	for (; got < n && (d = vatt_q_peek(a)); got++) {
+	for (; got < n; got++) {
 		struct msghdr *msg = &v[got].msg_hdr;
 
+		d = vatt_q_peek(a);
+		if (!d) {	/* the queue, then once what the ring holds */
+			if (drained)
+				break;
+			vdemux_drain_locked(r);
+			drained = true;
+			got--;
+			continue;
+		}
 		frame_parse(d, &f);
 		msg->msg_flags = 0;
 		put_name(u, a, &f, msg);
@@ -403,11 +411,13 @@ static bool ring_maybe(struct vudp *u)
  * timeout (the kernel's returns once it has them all, SO_RCVTIMEO runs
  * out between two, or a signal comes; with a timeout, the datagrams it
  * returns depend on when each came, which a batch would not see). cut: a
- * signal ended a sleep in a batch, so the call returns what the rings
- * hold now, as the kernel's returns what it had read when it came.
+ * signal came while the call had datagrams (or its batch left some in
+ * the rings), so it returns them, as the kernel's returns what it has
+ * read when a signal comes, whatever the handler's SA_RESTART.
  */
 struct need {
 	unsigned int n;
+	unsigned int have;	/* datagrams the call has already */
 	bool cut;
 };
 
@@ -419,9 +429,16 @@ struct need {
 
 struct sleep {
 	struct vudp *u;
+	const struct need *nd;
 	bool efd;
 	struct vringset *batch;		/* asleep in a batch on it */
 };
+
+/* A signal now ends the call with what it has (struct need). */
+static bool signal_cuts(const struct sleep *s)
+{
+	return s->nd->have || (s->batch && ring_maybe(s->u));
+}
 
 /* A thread cancelled in poll(): no longer asleep (recv_cancelled next). */
 static void sleep_cancelled(void *arg)
@@ -450,7 +467,8 @@ static struct vringset *batch_begin(struct vudp *u, const struct need *nd,
 	uint32_t count = nd->n, room, usec = BATCH_USEC_MAX;
 	int64_t now = vnow_ns(), left;
 
-	if (vconf.socketxtreme || __atomic_load_n(&u->rxcb.fn, __ATOMIC_RELAXED))
+	/* seq_cst: after our sleepers++, as the registration's kick (api.c) */
+	if (vconf.socketxtreme || __atomic_load_n(&u->rxcb.fn, __ATOMIC_SEQ_CST))
 		return NULL;
 	room = vmak_ring_prod_pending(r->rs.fill);
 	if (room > r->rs.rx->size)
@@ -485,7 +503,7 @@ static int sleep_poll(struct sleep *s, struct pollfd *p, int n,
 		vsig_arm();
 		rc = vmak_sys_poll(p, (nfds_t)n, vdeadline_ms_left(deadline));
 	} while (rc < 0 && errno == EINTR && deadline < 0 &&
-		 vsig_restartable());
+		 vsig_restartable() && !signal_cuts(s));
 	pthread_cleanup_pop(0);
 	return rc;
 }
@@ -501,8 +519,8 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut,
 		      struct need *nd)
 {
 	struct pollfd p[2 + VWAIT_MAX_SRC];
-	struct sleep s = { .u = u };
-	int n = 0, i, rc, nsrc, efd;
+	struct sleep s = { .u = u, .nd = nd };
+	int n = 0, i, rc, nsrc, efd, err;
 	uint32_t gen;
 
 	/*
@@ -528,19 +546,15 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut,
 	if (nd->n > 1 && nsrc == 1)
 		s.batch = batch_begin(u, nd, deadline);
 	rc = sleep_poll(&s, p, n, deadline);
-	if (s.batch) {
+	err = errno;
+	if ((vsig_seen.ran || (rc < 0 && err == EINTR)) && signal_cuts(&s))
+		nd->cut = true;
+	if (s.batch)
 		vwait_batch_end(s.batch);
-		/* a handler that ends a sleep ends the call, with what the
-		 * rings hold (the kernel's would have read it by then)
-		 */
-		if ((rc < 0 && errno == EINTR) || vsig_seen.intr ||
-		    (vsig_seen.ran && u->opt.rcvtimeo_ms >= 0))
-			nd->cut = true;
-	}
 	s.efd = efd >= 0 && p[1].revents;
 	vwait_sleep_end(&u->w, s.efd);
 	if (rc < 0)
-		return nd->cut ? 0 : -errno;
+		return nd->cut ? 0 : -err;
 	if (rc == 0)
 		return -EAGAIN;
 	if (p[0].revents & (POLLRDHUP | POLLHUP))
@@ -842,7 +856,7 @@ static ssize_t recv_msg(struct vudp *u, struct msghdr *msg, int flags,
 
 ssize_t vudp_recvmsg(struct vfd *f, int fd, struct msghdr *msg, int flags)
 {
-	struct need one = { 1, false };
+	struct need one = { 1, 0, false };
 
 	(void)fd;
 	return recv_msg(vudp_of(f), msg, flags, NULL, &one);
@@ -856,7 +870,7 @@ int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
 			      .msg_name = from,
 			      .msg_namelen = from && fromlen ? *fromlen : 0 };
 	struct zc z = { buf, len, flags };
-	struct need one = { 1, false };
+	struct need one = { 1, 0, false };
 	int in = *flags & ~(MSG_VMA_ZCOPY | MSG_VMA_ZCOPY_FORCE);
 	ssize_t r;
 
@@ -877,7 +891,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 {
 	struct vudp *u = vudp_of(f);
 	int64_t deadline = -1, left;
-	struct need nd = { 1, false };
+	struct need nd = { 1, 0, false };
 	unsigned int i;
 	ssize_t r;
 	int fl = flags & ~MSG_WAITFORONE;
@@ -901,6 +915,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 	for (i = 0; i < n; i++) {
 		/* without MSG_WAITFORONE it needs them all, and says so */
 		nd.n = timeout || (flags & (MSG_WAITFORONE | MSG_PEEK)) ? 1 : n - i;
+		nd.have = i;
 		r = recv_msg(u, &v[i].msg_hdr, fl, NULL, &nd);
 		if (r < 0) {
 			if (!i)
@@ -923,7 +938,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		 * socket's turn, socketXtreme, or rings of more than one
 		 * (their round robin is ring_take()'s).
 		 */
-		if (!timeout && !(fl & ~(RING_FLAGS & ~MSG_PEEK)) &&
+		if (i + 1 < n && !timeout && !(fl & ~(RING_FLAGS & ~MSG_PEEK)) &&
 		    !u->rx.peeked_os && !vconf.socketxtreme) {
 			pthread_rwlock_rdlock(&u->lock);
 			if (u->natt == 1)

@@ -50,6 +50,7 @@
  * eventfd (which it always polls) wakes it.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -193,11 +194,15 @@ bool vwait_sleep_begin(struct vwait *w, uint32_t gen)
  *   B2  sleepers == 1, sets == 0,               natt++ or exported = true
  *       natt == 1, !exported: else undo     W2  if batching: arm
  *   B3  VMAK_RX_BATCH                       (all seq_cst)
+ *   B4  B2 again: else end the batch
  *
  * Store then load on both sides: the batcher sees the newcomer and
  * gives up, or the newcomer sees batching and arms, and an arm wins
- * over a batch in the module whether it comes before or after B3. Only
- * the batcher that set batching clears it, after ending the batch.
+ * over a batch in the module whether it comes before or after B3. A
+ * datagram between W2 and B3 spends the arm, and a newcomer that arms
+ * once (an epoll set) may take it and sleep again under the batch: B4
+ * sees that newcomer and ends the batch. Only the batcher that set
+ * batching clears it, after ending the batch.
  */
 static void ring_arm(struct vringset *r)
 {
@@ -218,6 +223,15 @@ void vwait_ring_export(struct vringset *r)
 	vwait_ring_watch(r);
 }
 
+/* Nothing but w's one sleeper can sleep on r's fd (B2). */
+static bool alone(struct vwait *w, struct vringset *r)
+{
+	return __atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST) == 1 &&
+	       !__atomic_load_n(&w->sets, __ATOMIC_SEQ_CST) &&
+	       __atomic_load_n(&r->natt, __ATOMIC_SEQ_CST) == 1 &&
+	       !__atomic_load_n(&r->exported, __ATOMIC_SEQ_CST);
+}
+
 bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 		       uint32_t usec)
 {
@@ -228,20 +242,32 @@ bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 	    !__atomic_compare_exchange_n(&r->batching, &no, true, false,
 					 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 		return false;					/* B1 */
-	if (__atomic_load_n(&w->sleepers, __ATOMIC_SEQ_CST) != 1 ||	/* B2 */
-	    __atomic_load_n(&w->sets, __ATOMIC_SEQ_CST) ||
-	    __atomic_load_n(&r->natt, __ATOMIC_SEQ_CST) != 1 ||
-	    __atomic_load_n(&r->exported, __ATOMIC_SEQ_CST))
+	if (!alone(w, r))					/* B2 */
 		goto undo;
 	if (!vmak_sys_setsockopt(vrs_fd(r), SOL_VMAK, VMAK_RX_BATCH, &m,
-				 sizeof(m)))			/* B3 */
-		return true;
+				 sizeof(m))) {			/* B3 */
+		/*
+		 * A newcomer's arm can be spent by a datagram before B3
+		 * (and one that armed once, an epoll set, takes it and
+		 * sleeps again): look once more, after B3.
+		 */
+		if (alone(w, r))
+			return true;
+		vwait_batch_end(r);
+		return false;
+	}
 	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
 	/* a module without batches: sleep as before, and do not ask again */
 	if (errno == ENOPROTOOPT && !__atomic_exchange_n(&r->batch_no, true,
-							 __ATOMIC_RELAXED))
+							 __ATOMIC_RELAXED)) {
+		int old;
+
+		/* the caller's cleanup is not in place yet: no cancel here */
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		vlog(VLOG_DEBUG, "ring set fd %d: the module has no batched wakes",
 		     vrs_fd(r));
+		pthread_setcancelstate(old, NULL);
+	}
 	return false;
 undo:
 	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
