@@ -903,8 +903,15 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		return -1;
 	}
 	if (u->os_only && !__atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
-	    !vwait_ready(&u->w))
-		return vmak_sys_recvmmsg(u->fd, v, n, flags, timeout);
+	    !vwait_ready(&u->w)) {
+		int rc;
+
+		/* a cancellation point: a cancel drops the call's reference */
+		pthread_cleanup_push(recv_cancelled, u);
+		rc = vmak_sys_recvmmsg(u->fd, v, n, flags, timeout);
+		pthread_cleanup_pop(0);
+		return rc;
+	}
 	/* no UIO_MAXIOV cap: the kernel caps sendmmsg(), not recvmmsg() */
 	/* an error the last batch could not report is this call's */
 	if (u->rx.pending_err) {
