@@ -4,8 +4,9 @@
  * point) and joined; the socket is closed, and its port bound again. The
  * cancelled call leaks nothing, so the port is free. The same with
  * recvmmsg(), and both again on a socket an option keeps on the kernel
- * path for good (IP_RECVTTL: the library then calls the kernel's
- * recvmmsg() itself, and a cancel there left the socket held).
+ * path for good (IP_RECVTTL) while an epoll set holds it, so that the
+ * library keeps it and calls the kernel's recvmmsg() itself (a cancel
+ * there left the socket held).
  */
 #include <pthread.h>
 
@@ -34,16 +35,19 @@ int main(void)
 	struct sockaddr_in a;
 	pthread_t t;
 	void *res;
-	int s2, one = 1;
+	int s2, ep, one = 1;
 
 	pt_init(10);
 	for (mode = 0; mode < 4; mode++) {
 		printf("%s%s:\n", mode & 1 ? "recvmmsg" : "recv",
 		       mode & 2 ? ", IP_RECVTTL" : "");
 		s = pt_udp(&a);
-		if (mode & 2)
+		ep = -1;
+		if (mode & 2) {
+			ep = pt_epoll_42(s);
 			PT_SHOW("IP_RECVTTL", setsockopt(s, IPPROTO_IP, IP_RECVTTL,
 							 &one, sizeof(one)));
+		}
 		tid = 0;
 		if (pthread_create(&t, NULL, receiver, NULL))
 			pt_die("pthread_create");
@@ -53,6 +57,8 @@ int main(void)
 		printf("the receiver was cancelled: %s\n",
 		       res == PTHREAD_CANCELED ? "yes" : "no");
 		PT_SHOW("close", close(s));
+		if (ep >= 0)
+			close(ep);
 		s2 = socket(AF_INET, SOCK_DGRAM, 0);
 		PT_SHOW("bind(the same port)",
 			bind(s2, (struct sockaddr *)&a, sizeof(a)));
