@@ -86,35 +86,29 @@ TEST_F(mod, count_wakes_after_n_packets)
 
 TEST_F(mod, period_wakes_after_a_single_packet)
 {
-	struct poller p;
-	double sent;
+	long long us;
+	int ret;
 
 	/* 200 ms, so a per-packet wake (well under that even emulated) fails. */
 	ASSERT_EQ(0, set_mod(self->rs.fd, 32, 200000));
-	poller_start(&p, self->rs.fd);
-	sent = mono();
-	send_one(self->tx);
-	pthread_join(p.t, NULL);
-	EXPECT_EQ(1, p.ret);
-	TH_LOG("woke %.1f ms after the packet", (p.woke - sent) * 1e3);
-	EXPECT_GE(elapsed_us(p.woke, sent), 199000);
-	EXPECT_LE(elapsed_us(p.woke, sent), 3000000);
+	us = poll_one_sent(self->rs.fd, self->tx, &ret);
+	EXPECT_EQ(1, ret);
+	TH_LOG("woke %.1f ms after the packet", us / 1e3);
+	EXPECT_GE(us, 199000);
+	EXPECT_LE(us, 3000000);
 }
 
 TEST_F(mod, count_32_period_1ms)
 {
-	struct poller p;
-	double sent;
+	long long us;
+	int ret;
 
 	ASSERT_EQ(0, set_mod(self->rs.fd, 32, 1000));
-	poller_start(&p, self->rs.fd);
-	sent = mono();
-	send_one(self->tx);
-	pthread_join(p.t, NULL);
-	EXPECT_EQ(1, p.ret);
-	TH_LOG("woke %.2f ms after the packet", (p.woke - sent) * 1e3);
-	EXPECT_GE(elapsed_us(p.woke, sent), 1000);
-	EXPECT_LE(elapsed_us(p.woke, sent), 2000000);
+	us = poll_one_sent(self->rs.fd, self->tx, &ret);
+	EXPECT_EQ(1, ret);
+	TH_LOG("woke %.2f ms after the packet", us / 1e3);
+	EXPECT_GE(us, 1000);
+	EXPECT_LE(us, 2000000);
 }
 
 TEST_F(mod, zeros_wake_per_packet)
@@ -170,7 +164,8 @@ static int __arm(int fd, bool by_netlink)
 TEST_F(mod, arm_after_moderation_changes_wakes_the_next_packet)
 {
 	struct poller p;
-	double sent;
+	long long us;
+	int ret;
 
 	ASSERT_EQ(0, set_mod(self->rs.fd, 1000, 0));
 	send_one(self->tx);
@@ -185,13 +180,10 @@ TEST_F(mod, arm_after_moderation_changes_wakes_the_next_packet)
 	consume_all(&self->rs);
 	ASSERT_EQ(0, set_mod(self->rs.fd, 1000, 0));
 	ASSERT_EQ(0, __arm(self->rs.fd, variant->by_netlink));
-	poller_start(&p, self->rs.fd);
-	sent = mono();
-	send_one(self->tx);
-	pthread_join(p.t, NULL);
-	EXPECT_EQ(1, p.ret);
-	TH_LOG("armed: woke %.1f ms after the packet", (p.woke - sent) * 1e3);
-	EXPECT_LT(elapsed_us(p.woke, sent), 500000);
+	us = poll_one_sent(self->rs.fd, self->tx, &ret);
+	EXPECT_EQ(1, ret);
+	TH_LOG("armed: woke %.1f ms after the packet", us / 1e3);
+	EXPECT_LT(us, 500000);
 }
 
 /* An arm with nothing waiting does not wake a sleeper by itself. */
@@ -249,7 +241,8 @@ static int batch(int fd, uint32_t count, uint32_t usec)
 TEST_F(mod, batch_wakes_after_its_count_then_the_moderation_again)
 {
 	struct poller p;
-	double sent;
+	long long us;
+	int ret;
 
 	ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
 	ASSERT_EQ(0, batch(self->rs.fd, 8, 0));
@@ -265,30 +258,24 @@ TEST_F(mod, batch_wakes_after_its_count_then_the_moderation_again)
 	pthread_join(p.t, NULL);
 	EXPECT_EQ(1, p.ret);
 	consume_all(&self->rs);
-	poller_start(&p, self->rs.fd);
-	sent = mono();
-	send_one(self->tx);
-	pthread_join(p.t, NULL);
-	EXPECT_EQ(1, p.ret);
-	TH_LOG("after the batch: woke %.1f ms after the packet", (p.woke - sent) * 1e3);
-	EXPECT_LT(elapsed_us(p.woke, sent), 500000);
+	us = poll_one_sent(self->rs.fd, self->tx, &ret);
+	EXPECT_EQ(1, ret);
+	TH_LOG("after the batch: woke %.1f ms after the packet", us / 1e3);
+	EXPECT_LT(us, 500000);
 }
 
 TEST_F(mod, batch_period_wakes_after_a_single_packet)
 {
-	struct poller p;
-	double sent;
+	long long us;
+	int ret;
 
 	ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
 	ASSERT_EQ(0, batch(self->rs.fd, 1000, 200000));
-	poller_start(&p, self->rs.fd);
-	sent = mono();
-	send_one(self->tx);
-	pthread_join(p.t, NULL);
-	EXPECT_EQ(1, p.ret);
-	TH_LOG("woke %.1f ms after the packet", (p.woke - sent) * 1e3);
-	EXPECT_GE(elapsed_us(p.woke, sent), 199000);
-	EXPECT_LE(elapsed_us(p.woke, sent), 3000000);
+	us = poll_one_sent(self->rs.fd, self->tx, &ret);
+	EXPECT_EQ(1, ret);
+	TH_LOG("woke %.1f ms after the packet", us / 1e3);
+	EXPECT_GE(us, 199000);
+	EXPECT_LE(us, 3000000);
 }
 
 /* A batch replaces a moderation that would wake sooner, for one wake. */
@@ -318,8 +305,8 @@ TEST_F(mod, batch_over_a_moderation_leaves_it_set)
 /* Another sleeper's arm, before the batch or after, wakes the next packet. */
 TEST_F(mod, arm_wins_over_a_batch)
 {
-	struct poller p;
-	double sent;
+	long long us;
+	int ret;
 
 	for (int order = 0; order < 2; order++) {
 		ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
@@ -329,33 +316,27 @@ TEST_F(mod, arm_wins_over_a_batch)
 		ASSERT_EQ(0, batch(self->rs.fd, 1000, 0));
 		if (!order)
 			ASSERT_EQ(0, __arm(self->rs.fd, variant->by_netlink));
-		poller_start(&p, self->rs.fd);
-		sent = mono();
-		send_one(self->tx);
-		pthread_join(p.t, NULL);
-		EXPECT_EQ(1, p.ret);
+		us = poll_one_sent(self->rs.fd, self->tx, &ret);
+		EXPECT_EQ(1, ret);
 		TH_LOG("arm %s the batch: woke %.1f ms after the packet",
-		       order ? "before" : "after", (p.woke - sent) * 1e3);
-		EXPECT_LT(elapsed_us(p.woke, sent), 500000);
+		       order ? "before" : "after", us / 1e3);
+		EXPECT_LT(us, 500000);
 	}
 }
 
 /* A batch ended by its reader: the next packet wakes at once. */
 TEST_F(mod, batch_ended_by_zeros)
 {
-	struct poller p;
-	double sent;
+	long long us;
+	int ret;
 
 	ASSERT_EQ(0, set_mod(self->rs.fd, 0, 0));
 	ASSERT_EQ(0, batch(self->rs.fd, 1000, 0));
 	ASSERT_EQ(0, batch(self->rs.fd, 0, 0));
-	poller_start(&p, self->rs.fd);
-	sent = mono();
-	send_one(self->tx);
-	pthread_join(p.t, NULL);
-	EXPECT_EQ(1, p.ret);
-	TH_LOG("woke %.1f ms after the packet", (p.woke - sent) * 1e3);
-	EXPECT_LT(elapsed_us(p.woke, sent), 500000);
+	us = poll_one_sent(self->rs.fd, self->tx, &ret);
+	EXPECT_EQ(1, ret);
+	TH_LOG("woke %.1f ms after the packet", us / 1e3);
+	EXPECT_LT(us, 500000);
 	/* and zeros with no batch are nothing */
 	EXPECT_EQ(0, batch(self->rs.fd, 0, 0));
 }

@@ -605,6 +605,23 @@ static inline void send_one(int tx)
 		perror("send");
 }
 
+/*
+ * A poller on fd, blocked, then one packet sent from tx: the poll's
+ * return in *ret, and the microseconds from the send to its wake.
+ */
+static inline long long poll_one_sent(int fd, int tx, int *ret)
+{
+	struct poller p;
+	double sent;
+
+	poller_start(&p, fd);
+	sent = mono();
+	send_one(tx);
+	pthread_join(p.t, NULL);
+	*ret = p.ret;
+	return elapsed_us(p.woke, sent);
+}
+
 static inline uint32_t rx_pending(struct vmak_ringset *rs)
 {
 	return __atomic_load_n(rs->rx->producer, __ATOMIC_ACQUIRE) -
