@@ -147,12 +147,15 @@ static int __vmak_setsockopt(struct socket *sock, int level, int optname,
 		mutex_unlock(&vs->mutex);
 		return err;
 
-	case VMAK_RX_MODERATION: {
+	case VMAK_RX_MODERATION:
+	case VMAK_RX_BATCH: {
 		struct vmak_moderation mod;
 
 		err = vmak_copy_struct(&mod, sizeof(mod), optval, optlen);
 		if (err)
 			return err;
+		if (optname == VMAK_RX_BATCH)
+			return vmak_rx_set_batch(vs, mod.count, mod.usec);
 		return vmak_rx_set_moderation(vs, mod.count, mod.usec);
 	}
 
@@ -172,15 +175,6 @@ static int __vmak_setsockopt(struct socket *sock, int level, int optname,
 		if (err)
 			return err;
 		return vmak_tx_set_rate(vs, &rl);
-	}
-
-	case VMAK_RX_BATCH: {
-		struct vmak_moderation mod;
-
-		err = vmak_copy_struct(&mod, sizeof(mod), optval, optlen);
-		if (err)
-			return err;
-		return vmak_rx_set_batch(vs, mod.count, mod.usec);
 	}
 
 	case VMAK_RX_ARM:
