@@ -274,7 +274,7 @@ static unsigned int ring_take_many(struct vudp *u, struct mmsghdr *v,
 	if (!a->qlen && !vrs_pending(r))
 		return 0;
 	pthread_mutex_lock(&r->lock);
-	for (; got < n; got++) {
+	while (got < n) {
 		struct msghdr *msg = &v[got].msg_hdr;
 
 		d = vatt_q_peek(a);
@@ -283,7 +283,6 @@ static unsigned int ring_take_many(struct vudp *u, struct mmsghdr *v,
 				break;
 			vdemux_drain_locked(r);
 			drained = true;
-			got--;
 			continue;
 		}
 		frame_parse(d, &f);
@@ -294,6 +293,7 @@ static unsigned int ring_take_many(struct vudp *u, struct mmsghdr *v,
 		u->rx.last_ts = d->ts;
 		bytes += f.plen;
 		vdemux_consume_locked(a);
+		got++;
 	}
 	if (got) {
 		u->rx.last_ring = true;
@@ -512,8 +512,8 @@ static int sleep_poll(struct sleep *s, struct pollfd *p, int n,
  * Sleep until the kernel socket, one of the rings or the eventfd (another
  * thread queued for us) has something. Returns 1 when the kernel socket
  * is readable (or was shut down for reading: *shut), 0 when the rings
- * may be (or a signal cut a batch's sleep: nd->cut), or -errno (-EAGAIN
- * on timeout, -EINTR as the kernel's recv() would give it).
+ * may be (or a signal ends the call with what it has: nd->cut), or
+ * -errno (-EAGAIN on timeout, -EINTR as the kernel's recv() would give it).
  */
 static int sleep_both(struct vudp *u, int64_t deadline, bool *shut,
 		      struct need *nd)

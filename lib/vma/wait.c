@@ -237,6 +237,7 @@ bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 {
 	struct vmak_moderation m = { count, usec };
 	bool no = false;
+	int err = 0;
 
 	if (__atomic_load_n(&r->batch_no, __ATOMIC_RELAXED) ||
 	    !__atomic_compare_exchange_n(&r->batching, &no, true, false,
@@ -256,10 +257,12 @@ bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 		vwait_batch_end(r);
 		return false;
 	}
+	err = errno;
+undo:
 	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
 	/* a module without batches: sleep as before, and do not ask again */
-	if (errno == ENOPROTOOPT && !__atomic_exchange_n(&r->batch_no, true,
-							 __ATOMIC_RELAXED)) {
+	if (err == ENOPROTOOPT && !__atomic_exchange_n(&r->batch_no, true,
+						       __ATOMIC_RELAXED)) {
 		int old;
 
 		/* the caller's cleanup is not in place yet: no cancel here */
@@ -268,9 +271,6 @@ bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 		     vrs_fd(r));
 		pthread_setcancelstate(old, NULL);
 	}
-	return false;
-undo:
-	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
 	return false;
 }
 
