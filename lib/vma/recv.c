@@ -92,24 +92,33 @@ struct cmsg_out {
 	size_t used;
 };
 
+/*
+ * As the kernel's put_cmsg(): no room for a header, MSG_CTRUNC alone;
+ * room for less than the message, MSG_CTRUNC and the message cut there
+ * (its cmsg_len says how much of it is in the buffer).
+ */
 static void put_cmsg(struct cmsg_out *o, int level, int type, const void *data,
 		     size_t len)
 {
 	struct msghdr *m = o->msg;
-	size_t space = CMSG_SPACE(len);
+	size_t room = m->msg_control ? m->msg_controllen - o->used : 0;
+	size_t clen = CMSG_LEN(len), space = CMSG_SPACE(len);
 	struct cmsghdr *c;
 
-	if (!m->msg_control || o->used + CMSG_LEN(len) > m->msg_controllen) {
+	if (room < sizeof(*c)) {
 		m->msg_flags |= MSG_CTRUNC;
 		return;
+	}
+	if (room < clen) {
+		m->msg_flags |= MSG_CTRUNC;
+		clen = room;
 	}
 	c = (struct cmsghdr *)((char *)m->msg_control + o->used);
 	c->cmsg_level = level;
 	c->cmsg_type = type;
-	c->cmsg_len = CMSG_LEN(len);
-	memcpy(CMSG_DATA(c), data, len);
-	o->used += space < m->msg_controllen - o->used ? space :
-		   m->msg_controllen - o->used;
+	c->cmsg_len = clen;
+	memcpy(CMSG_DATA(c), data, clen - CMSG_LEN(0));
+	o->used += space < room ? space : room;
 }
 
 static bool group_or_bcast(const uint8_t *daddr4)
@@ -174,8 +183,8 @@ static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 
 		put_cmsg(&o, SOL_SOCKET, SO_RXQ_OVFL, &drops, sizeof(drops));
 	}
-	if (msg->msg_control)
-		msg->msg_controllen = o.used;
+	/* what was written, 0 without a buffer, as the kernel writes back */
+	msg->msg_controllen = o.used;
 }
 
 static size_t copy_out(const struct msghdr *msg, const uint8_t *p, size_t len)

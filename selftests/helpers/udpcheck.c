@@ -12,14 +12,18 @@
  *                                        bind ADDR:PORT, receive N with
  *                                        MODE: recvfrom recvmsg recvmmsg
  *                                        read poll select epoll epoll-et
- *                                        peek; an IPv4 group ADDR is joined
+ *                                        peek control; an IPv4 group ADDR is
+ *                                        joined
  *                                        on DEV with SO_REUSEADDR, as feed
  *                                        handlers do; a slow reader sleeps
  *                                        MS milliseconds before reading
  *
  * The receiver checks every datagram's length and sequence (each exactly
  * once) and, with recvmsg, the IP_PKTINFO destination; it prints one line
- * per property, so a diff of the two runs shows what differs.
+ * per property, so a diff of the two runs shows what differs. control:
+ * recvmsg() with control buffers in turn too short for the IP_PKTINFO
+ * message, none at all, and whole; what each gives back (MSG_CTRUNC, the
+ * length written back, a cut message's header and data) is printed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -90,11 +94,18 @@ static int do_send(const char *addr, int port, uint32_t n, uint32_t first)
 	return 0;
 }
 
+#define CTL_KINDS 4
+
 struct rx {
 	uint32_t n, got, dups, bad_len, bad_data, trunc, with_pktinfo;
 	uint8_t *seen;
 	char src[64];
 	char pktinfo[64];
+	/* control: per kind of buffer, what the first receive gave back,
+	 * and how many since gave back something else
+	 */
+	char ctl[CTL_KINDS][96];
+	uint32_t ctl_n[CTL_KINDS], ctl_other[CTL_KINDS];
 };
 
 static void account(struct rx *r, const char *buf, ssize_t len, int flags)
@@ -158,6 +169,45 @@ static void note_pktinfo(struct rx *r, struct msghdr *m)
 			snprintf(r->pktinfo, sizeof(r->pktinfo), "ipv6 %s", a);
 		}
 	}
+}
+
+/*
+ * recvmsg() with the k-th kind of control buffer: none (a length given
+ * all the same), room for a header and 4 bytes of data, less than a
+ * header, and room enough. The buffer is filled with 0xa5 first, so
+ * that what is written shows.
+ */
+static ssize_t recv_control(int fd, struct rx *r, unsigned int k, char *buf,
+			    size_t len)
+{
+	static const size_t room[CTL_KINDS] = {
+		64, sizeof(struct cmsghdr) + 4, sizeof(struct cmsghdr) - 1, 256,
+	};
+	unsigned char ctl[256];
+	struct iovec iov = { buf, len };
+	struct msghdr m = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = k ? ctl : NULL, .msg_controllen = room[k],
+	};
+	const struct cmsghdr *c = (const void *)ctl;
+	char what[96];
+	ssize_t got;
+	uint32_t d;
+
+	memset(ctl, 0xa5, sizeof(ctl));
+	got = recvmsg(fd, &m, 0);
+	if (got < 0)
+		return got;
+	memcpy(&d, ctl + sizeof(*c), 4);
+	snprintf(what, sizeof(what), "ctrunc %d, controllen %zu, first %zu/%d/%d/%08x",
+		 !!(m.msg_flags & MSG_CTRUNC), (size_t)m.msg_controllen,
+		 k == 1 ? (size_t)c->cmsg_len : 0, k == 1 ? c->cmsg_level : 0,
+		 k == 1 ? c->cmsg_type : 0, k == 1 ? d : 0);
+	if (!r->ctl_n[k]++)
+		memcpy(r->ctl[k], what, sizeof(what));
+	else if (strcmp(r->ctl[k], what))
+		r->ctl_other[k]++;
+	return got;
 }
 
 /*
@@ -286,6 +336,11 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 				got = k;
 				for (i = 0; i < k; i++)
 					account(&r, bufs[i], v[i].msg_len, v[i].msg_hdr.msg_flags);
+			} else if (!strcmp(mode, "control")) {
+				got = recv_control(fd, &r, r.got % CTL_KINDS,
+						   buf, sizeof(buf));
+				if (got >= 0)
+					account(&r, buf, got, 0);
 			} else if (!strcmp(mode, "read")) {
 				got = read(fd, buf, sizeof(buf));
 				if (got >= 0)
@@ -329,6 +384,10 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 		printf("source %s\n", r.src);
 	if (r.pktinfo[0])
 		printf("pktinfo %s, on %u datagrams\n", r.pktinfo, r.with_pktinfo);
+	for (unsigned int k = 0; k < CTL_KINDS; k++)
+		if (r.ctl_n[k])
+			printf("control buffer %u: %s, %u others\n", k, r.ctl[k],
+			       r.ctl_other[k]);
 	return r.got == n && !r.dups && !r.bad_len && !r.bad_data ? 0 : 1;
 }
 
