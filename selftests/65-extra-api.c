@@ -201,6 +201,11 @@ TEST_F(pre, zero_copy_errors_and_the_kernel_path)
 	errno = 0;
 	EXPECT_EQ(-1, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL));
 	EXPECT_EQ(EAGAIN, errno);
+	/* forced, on an empty offloaded socket: empty, not EIO (libvma) */
+	flags = MSG_VMA_ZCOPY_FORCE | MSG_DONTWAIT;
+	errno = 0;
+	EXPECT_EQ(-1, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL));
+	EXPECT_EQ(EAGAIN, errno);
 	rcvtimeo(fd, 1);
 	flags = 0;
 	EXPECT_EQ(-1, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL));
@@ -211,8 +216,10 @@ TEST_F(pre, zero_copy_errors_and_the_kernel_path)
 	EXPECT_EQ(-1, api->recvfrom_zcopy(fd, small, sizeof(small), &flags,
 					  NULL, NULL));
 	EXPECT_EQ(ENOBUFS, errno);
-	flags = 0;
+	/* forced, from the ring: zero copy */
+	flags = MSG_VMA_ZCOPY_FORCE;
 	EXPECT_EQ(30, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL, NULL));
+	EXPECT_TRUE(flags & MSG_VMA_ZCOPY);
 	EXPECT_EQ(0, api->free_packets(fd, ((struct vma_packets_t *)buf)->pkts, 1));
 	/* freed twice, or not ours: ENOENT */
 	EXPECT_EQ(-1, api->free_packets(fd, ((struct vma_packets_t *)buf)->pkts, 1));
@@ -239,10 +246,10 @@ TEST_F(pre, zero_copy_errors_and_the_kernel_path)
 	EXPECT_EQ(5, n);
 	EXPECT_FALSE(flags & MSG_VMA_ZCOPY);
 	EXPECT_EQ(0, memcmp(buf, "local", 5));
-	/* a socket the library does not offload (TCP): a copy too */
+	/* the sender, offloaded once it was bound, has nothing: empty */
 	flags = MSG_VMA_ZCOPY_FORCE | MSG_DONTWAIT;
 	EXPECT_EQ(-1, api->recvfrom_zcopy(lo, buf, sizeof(buf), &flags, NULL, NULL));
-	EXPECT_EQ(EIO, errno);
+	EXPECT_EQ(EAGAIN, errno);
 	close(lo);
 	close(fd);
 }
@@ -719,6 +726,15 @@ TEST_F(pre, socketxtreme_tcp_accepts_and_reports_readiness)
 	EXPECT_EQ(5, api->recvfrom_zcopy(newfd, buf, sizeof(buf), &flags,
 					 NULL, NULL));
 	EXPECT_FALSE(flags & MSG_VMA_ZCOPY);
+	/* forced: EIO, and the bytes stay for the next read */
+	ASSERT_EQ(5, write(cl, "again", 5));
+	usleep(100000);
+	flags = MSG_VMA_ZCOPY_FORCE;
+	EXPECT_EQ(-1, api->recvfrom_zcopy(newfd, buf, sizeof(buf), &flags,
+					  NULL, NULL));
+	EXPECT_EQ(EIO, errno);
+	EXPECT_EQ(5, read(newfd, buf, sizeof(buf)));
+	EXPECT_EQ(0, memcmp(buf, "again", 5));
 	close(newfd);
 	close(cl);
 	close(l);

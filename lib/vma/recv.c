@@ -641,6 +641,21 @@ static ssize_t zc_os(struct vudp *u, struct msghdr *msg, int flags,
 }
 
 /*
+ * The kernel socket's turn in a zero-copy receive of an offloaded socket:
+ * a forced one fails (EIO) only for a datagram there, as libvma looks
+ * before it fails; an empty kernel socket is as empty as the rings were
+ * (EAGAIN), or reports its pending error.
+ */
+static ssize_t zc_os_turn(struct vudp *u, struct msghdr *msg, int flags,
+			  const struct zc *z)
+{
+	if ((*z->flags & MSG_VMA_ZCOPY_FORCE) &&
+	    vmak_sys_recv(u->fd, NULL, 0, MSG_PEEK | MSG_DONTWAIT) < 0)
+		return -1;
+	return zc_os(u, msg, flags | MSG_DONTWAIT, z);
+}
+
+/*
  * One receive's poll for an answer (reply.h): until is the poll's end, 0
  * before the receive's first empty turn asks whether to poll, -1 if it
  * does not or no longer polls; ran_out is when the poll ran out, if it did.
@@ -775,7 +790,7 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 				reply_turn(u, rp, spins)));
 		if ((nb || spin || looked || u->rx.peeked_os) &&
 		    os_turn(u, spin || (nb && vconf.rx_poll))) {
-			r = z ? zc_os(u, msg, flags | MSG_DONTWAIT, z) :
+			r = z ? zc_os_turn(u, msg, flags, z) :
 				os_recv(u, msg, flags | MSG_DONTWAIT);
 			if (r >= 0) {
 				if (rp->to)
