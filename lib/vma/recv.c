@@ -132,7 +132,7 @@ static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 			const struct frame *f, struct msghdr *msg)
 {
 	struct cmsg_out o = { .msg = msg };
-	uint8_t ts = __atomic_load_n(&u->opt.tstamp, __ATOMIC_RELAXED);
+	uint8_t ts = vudp_opt(u, tstamp);
 
 	if (ts == VTS_USEC) {
 		struct timeval tv = {
@@ -149,7 +149,7 @@ static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 
 		put_cmsg(&o, SOL_SOCKET, SO_TIMESTAMPNS, &tsp, sizeof(tsp));
 	}
-	if (u->opt.pktinfo && !f->v6) {
+	if (vudp_opt(u, pktinfo) && !f->v6) {
 		struct in_pktinfo pi;
 
 		memset(&pi, 0, sizeof(pi));
@@ -165,7 +165,7 @@ static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 			memcpy(&pi.ipi_spec_dst, f->l3 + 16, 4);
 		put_cmsg(&o, IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
 	}
-	if (u->opt.pktinfo6 && (f->v6 || u->family == AF_INET6)) {
+	if (vudp_opt(u, pktinfo6) && (f->v6 || u->family == AF_INET6)) {
 		struct in6_pktinfo pi6;
 
 		memset(&pi6, 0, sizeof(pi6));
@@ -176,7 +176,7 @@ static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 			vaddr_v4mapped(&pi6.ipi6_addr, f->l3 + 16);
 		put_cmsg(&o, IPPROTO_IPV6, IPV6_PKTINFO, &pi6, sizeof(pi6));
 	}
-	if (u->opt.rxq_ovfl) {
+	if (vudp_opt(u, rxq_ovfl)) {
 		/* what the kernel socket dropped, and what our queues did */
 		uint32_t drops = __atomic_load_n(&u->rx.os_drops, __ATOMIC_RELAXED) +
 			(uint32_t)__atomic_load_n(&u->st->rx_drops, __ATOMIC_RELAXED);
@@ -592,7 +592,7 @@ static void note_os_drops(struct vudp *u, struct msghdr *msg)
 	struct cmsghdr *c;
 	uint32_t v, ours;
 
-	if (!u->opt.rxq_ovfl || !msg->msg_control)
+	if (!vudp_opt(u, rxq_ovfl) || !msg->msg_control)
 		return;
 	ours = (uint32_t)__atomic_load_n(&u->st->rx_drops, __ATOMIC_RELAXED);
 	for (c = CMSG_FIRSTHDR(msg); c; c = CMSG_NXTHDR(msg, c))
@@ -638,6 +638,18 @@ static ssize_t zc_os(struct vudp *u, struct msghdr *msg, int flags,
 	}
 	*z->flags &= ~MSG_VMA_ZCOPY;
 	return os_recv(u, msg, flags);
+}
+
+/* A receive's deadline by SO_RCVTIMEO, once it has one (-1: not yet). */
+static void rcvtimeo_deadline(const struct vudp *u, int64_t *deadline)
+{
+	int ms;
+
+	if (*deadline != -1)
+		return;
+	ms = vudp_opt(u, rcvtimeo_ms);	/* once: checked and used alike */
+	if (ms >= 0)
+		*deadline = vdeadline_ms(ms);
 }
 
 /*
@@ -816,15 +828,14 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 				vsig_arm();
 				armed = true;
 			} else if (vsig_seen.intr ||
-				 (vsig_seen.ran && u->opt.rcvtimeo_ms >= 0)) {
+				 (vsig_seen.ran && vudp_opt(u, rcvtimeo_ms) >= 0)) {
 				errno = EINTR;
 				return -1;
 			}
 			/* a spinning receive keeps SO_RCVTIMEO too (libvma's
 			 * does): the clock read every 64 turns
 			 */
-			if (deadline == -1 && u->opt.rcvtimeo_ms >= 0)
-				deadline = vdeadline_ms(u->opt.rcvtimeo_ms);
+			rcvtimeo_deadline(u, &deadline);
 			if (deadline >= 0 && !(++spins & 63) &&
 			    vnow_ns() >= deadline) {
 				errno = EAGAIN;
@@ -838,8 +849,7 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 			msg->msg_flags = 0;
 			return 0;	/* shut down and nothing left */
 		}
-		if (deadline == -1 && u->opt.rcvtimeo_ms >= 0)
-			deadline = vdeadline_ms(u->opt.rcvtimeo_ms);
+		rcvtimeo_deadline(u, &deadline);
 		rc = sleep_both(u, deadline, &shut, nd);
 		if (rc < 0) {
 			errno = -rc;

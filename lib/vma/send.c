@@ -332,8 +332,8 @@ static bool ring_dst(struct vudp *u, const struct msghdr *msg, int flags,
 
 	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || msg->msg_controllen ||
 	    u->os_only || !u->natt ||
-	    __atomic_load_n(&u->opt.tx_kernel, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&u->opt.udp_cork, __ATOMIC_RELAXED))
+	    vudp_opt(u, tx_kernel_mask) ||
+	    vudp_opt(u, udp_cork))
 		return false;
 	*connected = !sa;
 	if (!sa) {
@@ -347,8 +347,8 @@ static bool ring_dst(struct vudp *u, const struct msghdr *msg, int flags,
 		return false;	/* no scoped (link-local) IPv6 either */
 	}
 	if (vaddr_multicast((const struct sockaddr *)dst) &&
-	    (__atomic_load_n(&u->opt.mc_loop, __ATOMIC_RELAXED) ||
-	     __atomic_load_n(&u->opt.mc_if, __ATOMIC_RELAXED)))
+	    (vudp_opt(u, mc_loop) ||
+	     vudp_opt(u, mc_if)))
 		return false;	/* local members, or a chosen device */
 	return true;
 }

@@ -216,11 +216,13 @@ static void opt_rcvtimeo(struct vudp *u, const void *val, socklen_t len)
 
 static void opt_tx_kernel(struct vudp *u, unsigned int bit, bool on)
 {
-	uint32_t m = u->opt.tx_kernel_mask;
+	uint32_t b = 1U << (bit & 31);
 
-	m = on ? m | 1U << (bit & 31) : m & ~(1U << (bit & 31));
-	u->opt.tx_kernel_mask = m;
-	__atomic_store_n(&u->opt.tx_kernel, m != 0, __ATOMIC_RELAXED);
+	/* two threads' options at once: neither bit lost */
+	if (on)
+		__atomic_fetch_or(&u->opt.tx_kernel_mask, b, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_and(&u->opt.tx_kernel_mask, ~b, __ATOMIC_RELAXED);
 }
 
 /* One WARNING per option that keeps a socket on the kernel socket. */
@@ -251,16 +253,16 @@ static void opt_taken(struct vudp *u, const struct opt *o, const void *val,
 		opt_mcast(u, o->name, val);
 		break;
 	case OPT_PKTINFO:
-		u->opt.pktinfo = v;
+		__atomic_store_n(&u->opt.pktinfo, v != 0, __ATOMIC_RELAXED);
 		break;
 	case OPT_PKTINFO6:
-		u->opt.pktinfo6 = v;
+		__atomic_store_n(&u->opt.pktinfo6, v != 0, __ATOMIC_RELAXED);
 		break;
 	case OPT_TIMESTAMP:
 		opt_timestamp(u, o->name, v);
 		break;
 	case OPT_RXQ_OVFL:
-		u->opt.rxq_ovfl = v;
+		__atomic_store_n(&u->opt.rxq_ovfl, v != 0, __ATOMIC_RELAXED);
 		break;
 	case OPT_RCVTIMEO:
 		opt_rcvtimeo(u, val, len);

@@ -47,12 +47,15 @@ struct vudp_opt {
 	/* sending: options the ring path cannot honour, or must copy */
 	bool mc_loop;		/* IP(V6)_MULTICAST_LOOP, on by default */
 	bool mc_if;		/* IP(V6)_MULTICAST_IF set */
-	bool tx_kernel;		/* SO_MARK, SO_PRIORITY, IP_OPTIONS,
-				 * UDP_SEGMENT... set: kernel sends
-				 */
 	bool udp_cork;		/* UDP_CORK on */
-	uint32_t tx_kernel_mask;	/* which of those are set */
+	uint32_t tx_kernel_mask;	/* SO_MARK, SO_PRIORITY, IP_OPTIONS,
+					 * UDP_SEGMENT...: those set, which
+					 * the kernel sends with
+					 */
 };
+
+/* An option as last set: setsockopt() may store it meanwhile. */
+#define vudp_opt(u, field) __atomic_load_n(&(u)->opt.field, __ATOMIC_RELAXED)
 
 /* recv.c's part */
 struct vudp_rx {
