@@ -31,6 +31,16 @@
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT	103
 #endif
+/* Linux's numbers, for headers older than the options */
+#ifndef SO_RCVMARK
+#define SO_RCVMARK	75
+#endif
+#ifndef SO_PEEK_OFF
+#define SO_PEEK_OFF	42
+#endif
+#ifndef IPV6_FLOWINFO
+#define IPV6_FLOWINFO	11
+#endif
 
 enum opt_action {
 	OPT_GROUP,		/* IP(V6)_ADD/DROP_MEMBERSHIP */
@@ -45,6 +55,7 @@ enum opt_action {
 	OPT_OS_ON,		/* ... when switched on */
 	OPT_TX_MIRROR,		/* header field: copied to the helper */
 	OPT_TX_KERNEL,		/* sends go through the kernel while set */
+	OPT_TX_KERNEL_BUF,	/* ... while what is set is not empty */
 	OPT_MC_LOOP,
 	OPT_MC_IF,
 	OPT_UDP_CORK,
@@ -75,6 +86,8 @@ static const struct opt opts[] = {
 	{ SOL_SOCKET, SO_ATTACH_BPF, OPT_OS, "a socket filter" },
 	{ SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, OPT_OS, "a reuseport filter" },
 	{ SOL_SOCKET, SO_ATTACH_REUSEPORT_EBPF, OPT_OS, "a reuseport filter" },
+	{ SOL_SOCKET, SO_RCVMARK, OPT_OS_ON, "SO_RCVMARK" },
+	{ SOL_SOCKET, SO_PEEK_OFF, OPT_OS, "SO_PEEK_OFF" },
 	{ SOL_SOCKET, SO_MARK, OPT_TX_KERNEL, NULL },
 	{ SOL_SOCKET, SO_PRIORITY, OPT_TX_KERNEL, NULL },
 	{ SOL_SOCKET, SO_TXTIME, OPT_TX_KERNEL, NULL },
@@ -98,11 +111,12 @@ static const struct opt opts[] = {
 	{ IPPROTO_IP, IP_RECVORIGDSTADDR, OPT_OS_ON, "IP_RECVORIGDSTADDR" },
 	{ IPPROTO_IP, IP_RECVERR, OPT_OS_ON, "IP_RECVERR" },
 	{ IPPROTO_IP, IP_CHECKSUM, OPT_OS_ON, "IP_CHECKSUM" },
+	{ IPPROTO_IP, IP_PASSSEC, OPT_OS_ON, "IP_PASSSEC" },
 	{ IPPROTO_IP, IP_TOS, OPT_TX_MIRROR, NULL },
 	{ IPPROTO_IP, IP_TTL, OPT_TX_MIRROR, NULL },
 	{ IPPROTO_IP, IP_MULTICAST_TTL, OPT_TX_MIRROR, NULL },
 	{ IPPROTO_IP, IP_MTU_DISCOVER, OPT_TX_MIRROR, NULL },
-	{ IPPROTO_IP, IP_OPTIONS, OPT_TX_KERNEL, NULL },
+	{ IPPROTO_IP, IP_OPTIONS, OPT_TX_KERNEL_BUF, NULL },
 	{ IPPROTO_IP, IP_MULTICAST_LOOP, OPT_MC_LOOP, NULL },
 	{ IPPROTO_IP, IP_MULTICAST_IF, OPT_MC_IF, NULL },
 	{ IPPROTO_IPV6, IPV6_ADD_MEMBERSHIP, OPT_GROUP, NULL },
@@ -123,6 +137,18 @@ static const struct opt opts[] = {
 	{ IPPROTO_IPV6, IPV6_RECVHOPOPTS, OPT_OS_ON, "IPV6_RECVHOPOPTS" },
 	{ IPPROTO_IPV6, IPV6_RECVDSTOPTS, OPT_OS_ON, "IPV6_RECVDSTOPTS" },
 	{ IPPROTO_IPV6, IPV6_RECVPATHMTU, OPT_OS_ON, "IPV6_RECVPATHMTU" },
+	{ IPPROTO_IPV6, IPV6_FLOWINFO, OPT_OS_ON, "IPV6_FLOWINFO" },
+	{ IPPROTO_IPV6, IPV6_2292PKTINFO, OPT_OS_ON, "IPV6_2292PKTINFO" },
+	{ IPPROTO_IPV6, IPV6_2292HOPLIMIT, OPT_OS_ON, "IPV6_2292HOPLIMIT" },
+	{ IPPROTO_IPV6, IPV6_2292HOPOPTS, OPT_OS_ON, "IPV6_2292HOPOPTS" },
+	{ IPPROTO_IPV6, IPV6_2292DSTOPTS, OPT_OS_ON, "IPV6_2292DSTOPTS" },
+	{ IPPROTO_IPV6, IPV6_2292RTHDR, OPT_OS_ON, "IPV6_2292RTHDR" },
+	/* sticky extension headers every send carries */
+	{ IPPROTO_IPV6, IPV6_HOPOPTS, OPT_TX_KERNEL_BUF, NULL },
+	{ IPPROTO_IPV6, IPV6_RTHDR, OPT_TX_KERNEL_BUF, NULL },
+	{ IPPROTO_IPV6, IPV6_RTHDRDSTOPTS, OPT_TX_KERNEL_BUF, NULL },
+	{ IPPROTO_IPV6, IPV6_DSTOPTS, OPT_TX_KERNEL_BUF, NULL },
+	{ IPPROTO_IPV6, IPV6_2292PKTOPTIONS, OPT_TX_KERNEL_BUF, NULL },
 	{ IPPROTO_IPV6, IPV6_TCLASS, OPT_TX_MIRROR, NULL },
 	{ IPPROTO_IPV6, IPV6_UNICAST_HOPS, OPT_TX_MIRROR, NULL },
 	{ IPPROTO_IPV6, IPV6_MULTICAST_HOPS, OPT_TX_MIRROR, NULL },
@@ -214,9 +240,20 @@ static void opt_rcvtimeo(struct vudp *u, const void *val, socklen_t len)
 			 __ATOMIC_RELAXED);
 }
 
+/* Each option that sends through the kernel while set, its own bit. */
+static unsigned int tx_kernel_bit(const struct opt *o)
+{
+	unsigned int bit = 0;
+	const struct opt *p;
+
+	for (p = opts; p < o; p++)
+		bit += p->act == OPT_TX_KERNEL || p->act == OPT_TX_KERNEL_BUF;
+	return bit;
+}
+
 static void opt_tx_kernel(struct vudp *u, unsigned int bit, bool on)
 {
-	uint32_t b = 1U << (bit & 31);
+	uint32_t b = 1U << bit;
 
 	/* two threads' options at once: neither bit lost */
 	if (on)
@@ -288,8 +325,10 @@ static void opt_taken(struct vudp *u, const struct opt *o, const void *val,
 		vudp_tx_option(u, o->level, o->name, v);
 		break;
 	case OPT_TX_KERNEL:
-		opt_tx_kernel(u, (unsigned int)(o - opts),
-			      o->name == IP_OPTIONS ? len > 0 : v != 0);
+		opt_tx_kernel(u, tx_kernel_bit(o), v != 0);
+		break;
+	case OPT_TX_KERNEL_BUF:
+		opt_tx_kernel(u, tx_kernel_bit(o), len > 0);
 		break;
 	case OPT_MC_LOOP:
 		__atomic_store_n(&u->opt.mc_loop, v != 0, __ATOMIC_RELAXED);
