@@ -41,7 +41,7 @@ pair() {
 	wait $pid
 }
 
-for mode in recvfrom recvmsg recvmmsg read poll select epoll epoll-et peek control; do
+for mode in recvfrom recvmsg recvmmsg read poll select epoll epoll-et peek control edges; do
 	pair "k-$mode" 0 10.7.0.2 10.7.0.2 400 $mode
 	krc=$?
 	pair "v-$mode" 1 10.7.0.2 10.7.0.2 400 $mode

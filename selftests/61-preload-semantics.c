@@ -247,6 +247,45 @@ TEST_F(pre, shutdown_wakes_a_blocked_receiver)
 	close(fd);
 }
 
+struct shut_msg {
+	int fd;
+	ssize_t rc;
+	struct msghdr m;
+};
+
+static void *blocked_recvmsg(void *arg)
+{
+	struct shut_msg *s = arg;
+
+	s->rc = recvmsg(s->fd, &s->m, 0);
+	return NULL;
+}
+
+/* What the kernel writes back for it: no name, no control messages. */
+TEST_F(pre, a_receive_ended_by_shutdown_writes_no_name)
+{
+	struct sockaddr_storage name;
+	char buf[64], ctl[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct shut_msg s = { .fd = udp_bound(30030), .rc = -2, .m = {
+		.msg_name = &name, .msg_namelen = sizeof(name),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl, .msg_controllen = sizeof(ctl),
+		.msg_flags = 0x5a } };
+	pthread_t t;
+
+	ASSERT_GE(s.fd, 0);
+	pthread_create(&t, NULL, blocked_recvmsg, &s);
+	usleep(200000);
+	EXPECT_EQ(-1, shutdown(s.fd, SHUT_RD));
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, s.rc);
+	EXPECT_EQ(0, s.m.msg_namelen);
+	EXPECT_EQ(0, s.m.msg_controllen);
+	EXPECT_EQ(0, s.m.msg_flags);
+	close(s.fd);
+}
+
 /*
  * close() does not wake a receive blocked in another thread: the socket
  * lives while the call does, and what arrives meanwhile is its (the

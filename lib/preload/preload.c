@@ -714,10 +714,18 @@ VMAK_API ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 		return vmak_sys_recvfrom(fd, buf, len, flags, sa, salen);
 	}
 	msg.msg_name = sa;
-	msg.msg_namelen = sa && salen ? *salen : 0;
+	/* a length the kernel refuses gets no name written */
+	msg.msg_namelen = sa && salen && (int)*salen > 0 ? *salen : 0;
 	r = f->ops->recvmsg(f, fd, &msg, flags);
-	if (r >= 0 && sa && salen)
-		*salen = msg.msg_namelen;
+	if (r >= 0 && sa) {
+		/* refused after the datagram was taken, as the kernel does */
+		if (!salen || (int)*salen < 0) {
+			errno = !salen ? EFAULT : EINVAL;
+			r = -1;
+		} else {
+			*salen = msg.msg_namelen;
+		}
+	}
 	leave(f, saved, r);
 	return r;
 }

@@ -29,9 +29,17 @@
 #include "hold.h"
 #include "udp.h"
 
-/* Flags the ring path implements; anything else goes to the kernel. */
-#define RING_FLAGS (MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT | MSG_WAITALL | \
-		    MSG_NOSIGNAL | MSG_CMSG_CLOEXEC | MSG_WAITFORONE)
+/*
+ * Flags only the kernel socket can answer: its error queue, and the
+ * compat flag its recvmsg() refuses. The ring path takes MSG_PEEK,
+ * MSG_TRUNC, MSG_DONTWAIT and MSG_WAITFORONE, echoes MSG_CMSG_CLOEXEC,
+ * and ignores the rest as UDP's receive does (MSG_OOB, MSG_WAITALL,
+ * bits it does not know).
+ */
+#define KERNEL_FLAGS (MSG_ERRQUEUE | (int)0x80000000U)	/* MSG_CMSG_COMPAT */
+
+/* A ring datagram's msg_flags before its own: the kernel's echo. */
+#define MSG_FLAGS_IN(flags) ((flags) & MSG_CMSG_CLOEXEC)
 
 struct frame {
 	const uint8_t *l3, *payload;
@@ -57,10 +65,8 @@ static void put_name(struct vudp *u, struct vatt *a, const struct frame *f,
 	struct sockaddr_storage ss;
 	socklen_t len;
 
-	if (!msg->msg_name) {
-		msg->msg_namelen = 0;
-		return;
-	}
+	if (!msg->msg_name)
+		return;		/* its length not written, as the kernel's */
 	memset(&ss, 0, sizeof(ss));
 	if (u->family == AF_INET) {
 		struct sockaddr_in *in = (void *)&ss;
@@ -149,6 +155,31 @@ static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 
 		put_cmsg(&o, SOL_SOCKET, SO_TIMESTAMPNS, &tsp, sizeof(tsp));
 	}
+	if (vudp_opt(u, rxq_ovfl)) {
+		/*
+		 * What the kernel socket dropped, and what our queues did; as
+		 * the kernel's, only once there are some (its count is the
+		 * one when the datagram was queued, ours when it is read)
+		 */
+		uint32_t drops = __atomic_load_n(&u->rx.os_drops, __ATOMIC_RELAXED) +
+			(uint32_t)__atomic_load_n(&u->st->rx_drops, __ATOMIC_RELAXED);
+
+		if (drops)
+			put_cmsg(&o, SOL_SOCKET, SO_RXQ_OVFL, &drops,
+				 sizeof(drops));
+	}
+	/* then the address family's own: IPv6's before IPv4's, as udpv6's */
+	if (vudp_opt(u, pktinfo6) && (f->v6 || u->family == AF_INET6)) {
+		struct in6_pktinfo pi6;
+
+		memset(&pi6, 0, sizeof(pi6));
+		pi6.ipi6_ifindex = (unsigned int)a->ring->ifindex;
+		if (f->v6)
+			memcpy(&pi6.ipi6_addr, f->l3 + 24, 16);
+		else
+			vaddr_v4mapped(&pi6.ipi6_addr, f->l3 + 16);
+		put_cmsg(&o, IPPROTO_IPV6, IPV6_PKTINFO, &pi6, sizeof(pi6));
+	}
 	if (vudp_opt(u, pktinfo) && !f->v6) {
 		struct in_pktinfo pi;
 
@@ -164,24 +195,6 @@ static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 		else
 			memcpy(&pi.ipi_spec_dst, f->l3 + 16, 4);
 		put_cmsg(&o, IPPROTO_IP, IP_PKTINFO, &pi, sizeof(pi));
-	}
-	if (vudp_opt(u, pktinfo6) && (f->v6 || u->family == AF_INET6)) {
-		struct in6_pktinfo pi6;
-
-		memset(&pi6, 0, sizeof(pi6));
-		pi6.ipi6_ifindex = (unsigned int)a->ring->ifindex;
-		if (f->v6)
-			memcpy(&pi6.ipi6_addr, f->l3 + 24, 16);
-		else
-			vaddr_v4mapped(&pi6.ipi6_addr, f->l3 + 16);
-		put_cmsg(&o, IPPROTO_IPV6, IPV6_PKTINFO, &pi6, sizeof(pi6));
-	}
-	if (vudp_opt(u, rxq_ovfl)) {
-		/* what the kernel socket dropped, and what our queues did */
-		uint32_t drops = __atomic_load_n(&u->rx.os_drops, __ATOMIC_RELAXED) +
-			(uint32_t)__atomic_load_n(&u->st->rx_drops, __ATOMIC_RELAXED);
-
-		put_cmsg(&o, SOL_SOCKET, SO_RXQ_OVFL, &drops, sizeof(drops));
 	}
 	/* what was written, 0 without a buffer, as the kernel writes back */
 	msg->msg_controllen = o.used;
@@ -295,7 +308,7 @@ static unsigned int ring_take_many(struct vudp *u, struct mmsghdr *v,
 			continue;
 		}
 		frame_parse(d, &f);
-		msg->msg_flags = 0;
+		msg->msg_flags = MSG_FLAGS_IN(flags);
 		put_name(u, a, &f, msg);
 		copied = copy_rest(u, a, d, &f, msg);
 		v[got].msg_len = (unsigned int)(flags & MSG_TRUNC ? f.plen : copied);
@@ -345,7 +358,7 @@ static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags,
 			continue;
 		}
 		frame_parse(d, &f);
-		msg->msg_flags = 0;
+		msg->msg_flags = MSG_FLAGS_IN(flags);
 		put_name(u, a, &f, msg);
 		if (from)
 			*from = frame_from(&f);
@@ -775,9 +788,22 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 	ssize_t r;
 	int rc;
 
-	if (flags & ~RING_FLAGS) {
-		u->rx.peeked_os = false;
+	if (flags & KERNEL_FLAGS)	/* the next datagram stays where it is */
 		return vmak_sys_recvmsg(u->fd, msg, flags);
+	/* what the kernel refuses before it receives (__copy_msghdr()) */
+	if (msg->msg_name && (int)msg->msg_namelen < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (msg->msg_iovlen > IOV_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	/* an error a recvmmsg() left for later, as the kernel's sk_err */
+	if (__atomic_load_n(&u->rx.pending_err, __ATOMIC_RELAXED)) {
+		errno = __atomic_exchange_n(&u->rx.pending_err, 0, __ATOMIC_RELAXED);
+		if (errno)
+			return -1;
 	}
 	/* for good on the kernel socket, nothing left queued: its call */
 	if (u->os_only && !__atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
@@ -845,9 +871,12 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 				spins++;
 			continue;
 		}
-		if (shut) {
-			msg->msg_flags = 0;
-			return 0;	/* shut down and nothing left */
+		if (shut) {	/* shut down and nothing left: no name */
+			msg->msg_flags = MSG_FLAGS_IN(flags);
+			if (msg->msg_name)
+				msg->msg_namelen = 0;
+			msg->msg_controllen = 0;
+			return 0;
 		}
 		rcvtimeo_deadline(u, &deadline);
 		rc = sleep_both(u, deadline, &shut, nd);
@@ -979,7 +1008,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		 * socket's turn, socketXtreme, or rings of more than one
 		 * (their round robin is ring_take()'s).
 		 */
-		if (i + 1 < n && !timeout && !(fl & ~(RING_FLAGS & ~MSG_PEEK)) &&
+		if (i + 1 < n && !timeout && !(fl & (KERNEL_FLAGS | MSG_PEEK)) &&
 		    !u->rx.peeked_os && !vconf.socketxtreme) {
 			pthread_rwlock_rdlock(&u->lock);
 			if (u->natt == 1)

@@ -252,9 +252,17 @@ static inline int64_t vdeadline_ms(int ms)
 	return ms < 0 ? -1 : vnow_ns() + ms * 1000000LL;
 }
 
+/* ... from a timespec (checked valid); one past 2^63 ns is "never". */
 static inline int64_t vdeadline_ts(const struct timespec *t)
 {
-	return t ? vnow_ns() + t->tv_sec * 1000000000LL + t->tv_nsec : -1;
+	int64_t now;
+
+	if (!t)
+		return -1;
+	now = vnow_ns();
+	if (t->tv_sec >= (INT64_MAX - now) / 1000000000LL - 1)
+		return INT64_MAX;
+	return now + t->tv_sec * 1000000000LL + t->tv_nsec;
 }
 
 /* What is left of a deadline: ns (0 if passed), -1 for none. */

@@ -12,8 +12,8 @@
  *                                        bind ADDR:PORT, receive N with
  *                                        MODE: recvfrom recvmsg recvmmsg
  *                                        read poll select epoll epoll-et
- *                                        peek control; an IPv4 group ADDR is
- *                                        joined
+ *                                        peek control edges; an IPv4 group
+ *                                        ADDR is joined
  *                                        on DEV with SO_REUSEADDR, as feed
  *                                        handlers do; a slow reader sleeps
  *                                        MS milliseconds before reading
@@ -24,6 +24,12 @@
  * recvmsg() with control buffers in turn too short for the IP_PKTINFO
  * message, none at all, and whole; what each gives back (MSG_CTRUNC, the
  * length written back, a cut message's header and data) is printed.
+ * edges: SO_RXQ_OVFL on too, receives in turn with flags UDP ignores
+ * (MSG_OOB, MSG_WAITALL, MSG_EOR), with MSG_CMSG_CLOEXEC and no name
+ * buffer (the control messages' order, msg_flags, the name length left),
+ * and with lengths the kernel refuses (a negative name length, more than
+ * IOV_MAX iovecs: nothing taken; recvfrom()'s negative or missing address
+ * length: the datagram taken, the error returned).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -95,6 +101,7 @@ static int do_send(const char *addr, int port, uint32_t n, uint32_t first)
 }
 
 #define CTL_KINDS 4
+#define KINDS 8
 
 struct rx {
 	uint32_t n, got, dups, bad_len, bad_data, trunc, with_pktinfo;
@@ -104,8 +111,8 @@ struct rx {
 	/* control: per kind of buffer, what the first receive gave back,
 	 * and how many since gave back something else
 	 */
-	char ctl[CTL_KINDS][96];
-	uint32_t ctl_n[CTL_KINDS], ctl_other[CTL_KINDS];
+	char ctl[KINDS][96];
+	uint32_t ctl_n[KINDS], ctl_other[KINDS];
 };
 
 static void account(struct rx *r, const char *buf, ssize_t len, int flags)
@@ -171,6 +178,14 @@ static void note_pktinfo(struct rx *r, struct msghdr *m)
 	}
 }
 
+static void note_kind(struct rx *r, unsigned int k, const char *what)
+{
+	if (!r->ctl_n[k]++)
+		snprintf(r->ctl[k], sizeof(r->ctl[k]), "%s", what);
+	else if (strcmp(r->ctl[k], what))
+		r->ctl_other[k]++;
+}
+
 /*
  * recvmsg() with the k-th kind of control buffer: none (a length given
  * all the same), room for a header and 4 bytes of data, less than a
@@ -203,10 +218,80 @@ static ssize_t recv_control(int fd, struct rx *r, unsigned int k, char *buf,
 		 !!(m.msg_flags & MSG_CTRUNC), (size_t)m.msg_controllen,
 		 k == 1 ? (size_t)c->cmsg_len : 0, k == 1 ? c->cmsg_level : 0,
 		 k == 1 ? c->cmsg_type : 0, k == 1 ? d : 0);
-	if (!r->ctl_n[k]++)
-		memcpy(r->ctl[k], what, sizeof(what));
-	else if (strcmp(r->ctl[k], what))
-		r->ctl_other[k]++;
+	note_kind(r, k, what);
+	return got;
+}
+
+/* The control messages' levels and types, in order. */
+static void cmsg_list(struct msghdr *m, char *out, size_t len)
+{
+	struct cmsghdr *c;
+	size_t used = 0;
+
+	out[0] = 0;
+	for (c = CMSG_FIRSTHDR(m); c && used + 16 < len; c = CMSG_NXTHDR(m, c))
+		used += (size_t)snprintf(out + used, len - used, "%d/%d ",
+					 c->cmsg_level, c->cmsg_type);
+}
+
+/* The k-th kind of edges' receive; what it gave back noted. */
+static ssize_t recv_edge(int fd, struct rx *r, unsigned int k, char *buf,
+			 size_t len)
+{
+	static struct iovec many[1025];
+	struct sockaddr_storage from;
+	struct iovec iov = { buf, len };
+	char ctl[256], what[96], list[64];
+	struct msghdr m = {
+		.msg_name = &from, .msg_namelen = sizeof(from),
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = ctl, .msg_controllen = sizeof(ctl),
+	};
+	socklen_t flen = (socklen_t)-1;
+	ssize_t got = -1;
+	uint32_t seq;
+
+	switch (k) {
+	case 0:		/* flags UDP ignores */
+		got = recv(fd, buf, len, MSG_OOB | MSG_WAITALL | MSG_EOR);
+		snprintf(what, sizeof(what), "%s", got < 0 ? strerror(errno) : "taken");
+		break;
+	case 1:		/* MSG_CMSG_CLOEXEC echoed; no name buffer */
+		m.msg_name = NULL;
+		m.msg_namelen = 77;
+		got = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+		cmsg_list(&m, list, sizeof(list));
+		snprintf(what, sizeof(what), "flags %#x, namelen %u, cmsgs %s",
+			 (unsigned int)m.msg_flags, (unsigned int)m.msg_namelen, list);
+		break;
+	case 2:		/* a negative name length: refused, nothing taken */
+	case 3:		/* more than IOV_MAX iovecs: the same */
+		if (k == 2) {
+			m.msg_namelen = (socklen_t)-1;
+		} else {
+			for (unsigned int i = 0; i < 1025; i++)
+				many[i] = (struct iovec){ buf, 1 };
+			m.msg_iov = many;
+			m.msg_iovlen = 1025;
+		}
+		errno = 0;
+		got = recvmsg(fd, &m, MSG_DONTWAIT);
+		snprintf(what, sizeof(what), "%zd %s", got, strerror(errno));
+		got = recv(fd, buf, len, 0);
+		break;
+	case 4:		/* recvfrom()'s address length: taken, then refused */
+		errno = 0;
+		got = recvfrom(fd, buf, len, 0, (struct sockaddr *)&from, &flen);
+		snprintf(what, sizeof(what), "%zd %s, length %d", got,
+			 strerror(errno), (int)flen);
+		if (got < 0 && errno == EINVAL) {
+			/* the payload is in buf: account it by its number */
+			memcpy(&seq, buf, 4);
+			got = seq < r->n ? (ssize_t)dgram_len(seq) : 4;
+		}
+		break;
+	}
+	note_kind(r, k, what);
 	return got;
 }
 
@@ -278,6 +363,8 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, af == AF_INET ? IPPROTO_IP : IPPROTO_IPV6,
 		   af == AF_INET ? IP_PKTINFO : IPV6_RECVPKTINFO, &on, sizeof(on));
+	if (!strcmp(mode, "edges"))
+		setsockopt(fd, SOL_SOCKET, SO_RXQ_OVFL, &on, sizeof(on));
 	if (!strncmp(mode, "epoll", 5)) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u32 = 0x5eed };
 
@@ -341,6 +428,10 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 						   buf, sizeof(buf));
 				if (got >= 0)
 					account(&r, buf, got, 0);
+			} else if (!strcmp(mode, "edges")) {
+				got = recv_edge(fd, &r, r.got % 5, buf, sizeof(buf));
+				if (got >= 0)
+					account(&r, buf, got, 0);
 			} else if (!strcmp(mode, "read")) {
 				got = read(fd, buf, sizeof(buf));
 				if (got >= 0)
@@ -384,9 +475,9 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 		printf("source %s\n", r.src);
 	if (r.pktinfo[0])
 		printf("pktinfo %s, on %u datagrams\n", r.pktinfo, r.with_pktinfo);
-	for (unsigned int k = 0; k < CTL_KINDS; k++)
+	for (unsigned int k = 0; k < KINDS; k++)
 		if (r.ctl_n[k])
-			printf("control buffer %u: %s, %u others\n", k, r.ctl[k],
+			printf("%s %u: %s, %u others\n", mode, k, r.ctl[k],
 			       r.ctl_other[k]);
 	return r.got == n && !r.dups && !r.bad_len && !r.bad_data ? 0 : 1;
 }
