@@ -627,6 +627,7 @@ static int vmak_nh_v4(struct sock *usk, struct vmak_net_header *h,
 	struct flowi4 fl4;
 	struct rtable *rt;
 	__be32 nexthop;
+	u8 pmtudisc;
 	int err;
 
 	rt = ip_route_output_ports(sock_net(usk), &fl4, usk, inet->inet_daddr,
@@ -649,7 +650,13 @@ static int vmak_nh_v4(struct sock *usk, struct vmak_net_header *h,
 	iph->version = 4;
 	iph->ihl = 5;
 	iph->tos = READ_ONCE(inet->tos);
-	iph->frag_off = ip_dont_fragment(usk, &rt->dst) ? htons(IP_DF) : 0;
+	/* as __ip_make_skb(): DO and PROBE always; the library sends
+	 * nothing larger than the path takes through us
+	 */
+	pmtudisc = READ_ONCE(inet->pmtudisc);
+	iph->frag_off = pmtudisc == IP_PMTUDISC_DO ||
+			pmtudisc == IP_PMTUDISC_PROBE ||
+			ip_dont_fragment(usk, &rt->dst) ? htons(IP_DF) : 0;
 	if (ipv4_is_multicast(fl4.daddr))
 		iph->ttl = READ_ONCE(inet->mc_ttl);
 	else if (READ_ONCE(inet->uc_ttl) >= 0)
