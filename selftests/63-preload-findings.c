@@ -212,6 +212,72 @@ TEST_F(pre, a_ring_send_carries_the_socket_s_ttl_and_tos)
 	close(t.fd);
 }
 
+struct big {
+	struct tx t;
+	size_t len;
+	ssize_t sent;
+};
+
+static void send_big(void *arg)
+{
+	static char buf[1450];
+	struct big *b = arg;
+
+	memset(buf, 0x42, sizeof(buf));
+	b->sent = sendto(b->t.fd, buf, b->len, 0, (void *)&b->t.to,
+			 sizeof(b->t.to));
+}
+
+/*
+ * A route's MTU below the device's (the path's, as an ICMP "too big"
+ * sets it too): what does not fit goes through the kernel, which
+ * fragments it, or with IP_PMTUDISC_DO refuses it, as without us. Before,
+ * the ring sent it whole with DF set, where no router would have passed
+ * it.
+ */
+TEST_F(pre, a_ring_send_keeps_to_the_path_s_mtu)
+{
+	struct big b = { .t = { .fd = udp_bound(31012),
+				.to = { .sin_family = AF_INET,
+					.sin_port = htons(31013) } } };
+	struct vmak_sockstat_counters c0, c1;
+	static char buf[1450];
+	struct seen seen[2];
+	int v = IP_PMTUDISC_DO;
+
+	ASSERT_GE(b.t.fd, 0);
+	inet_pton(AF_INET, "10.8.0.9", &b.t.to.sin_addr);
+	/* the neighbour resolved (until then the kernel sends) */
+	ASSERT_EQ(1, sendto(b.t.fd, "x", 1, 0, (void *)&b.t.to, sizeof(b.t.to)));
+	usleep(300000);
+	/* what fits goes through the ring, whole */
+	ASSERT_EQ(0, counters(b.t.fd, &c0));
+	b.len = 1300;
+	wire(self->cmd, self->done, 31013, b.t.to.sin_addr.s_addr, 1, seen,
+	     send_big, &b);
+	EXPECT_EQ(1300, b.sent);
+	EXPECT_EQ(1300, seen[0].len);
+	EXPECT_EQ(-1, seen[0].frag);
+	ASSERT_EQ(0, counters(b.t.fd, &c1));
+	EXPECT_EQ(c0.tx_ring + 1, c1.tx_ring);
+	/* what does not, in fragments of the route's size */
+	b.len = 1450;
+	wire(self->cmd, self->done, 31013, b.t.to.sin_addr.s_addr, 1, seen,
+	     send_big, &b);
+	EXPECT_EQ(1450, b.sent);
+	EXPECT_EQ(1450, seen[0].len);
+	EXPECT_GT(seen[0].frag, 0);
+	EXPECT_LE(seen[0].frag, 1400);
+	/* DF wanted: EMSGSIZE, as the kernel socket says */
+	ASSERT_EQ(0, setsockopt(b.t.fd, IPPROTO_IP, IP_MTU_DISCOVER, &v,
+				sizeof(v)));
+	errno = 0;
+	EXPECT_EQ(-1, sendto(b.t.fd, buf, sizeof(buf), 0, (void *)&b.t.to,
+			     sizeof(b.t.to)));
+	EXPECT_EQ(EMSGSIZE, errno);
+	close(b.t.fd);
+}
+
 struct mc {
 	struct tx t;
 	int member;		/* a socket of ours in the group */

@@ -81,7 +81,10 @@ static inline void netns_up(void)
 	   "ip -n sa addr add 10.8.0.1/24 dev wa && ip -n sb addr add 10.8.0.2/24 dev wb &&"
 	   "ip -n sa link set wa up && ip -n sb link set wb up &&"
 	   "ip -n sa link set lo up && ip -n sb link set lo up &&"
-	   "ip netns exec sa ping -c1 -W5 10.8.0.2 >/dev/null");
+	   "ip netns exec sa ping -c1 -W5 10.8.0.2 >/dev/null &&"
+	   /* an address of sa's that sb's route reaches with a smaller MTU */
+	   "ip -n sa addr add 10.8.0.9/32 dev wa &&"
+	   "ip -n sb route add 10.8.0.9/32 dev wb mtu 1400");
 }
 
 static inline int enter(const char *ns)
@@ -114,6 +117,9 @@ enum { CMD_SEND, CMD_RECV };
 struct seen {
 	int16_t ttl, tos;	/* -1: no such control message */
 	uint16_t len;
+	int16_t frag;		/* IP_RECVFRAGSIZE: the largest fragment, -1
+				 * for a datagram that came whole
+				 */
 };
 
 /*
@@ -139,8 +145,11 @@ static inline void sender_recv(const struct cmd *k, int out)
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
 	setsockopt(fd, IPPROTO_IP, IP_RECVTTL, &on, sizeof(on));
 	setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IP, IP_RECVFRAGSIZE, &on, sizeof(on));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (k->dst) {
+	if (k->dst && !IN_MULTICAST(ntohl(k->dst))) {
+		a.sin_addr.s_addr = k->dst;	/* one of ours */
+	} else if (k->dst) {
 		struct ip_mreqn mr = { .imr_ifindex = 0 };
 
 		mr.imr_multiaddr.s_addr = k->dst;
@@ -158,7 +167,7 @@ static inline void sender_recv(const struct cmd *k, int out)
 		m.msg_iovlen = 1;
 		m.msg_control = cbuf;
 		m.msg_controllen = sizeof(cbuf);
-		v = (struct seen){ -1, -1, 0xffff };
+		v = (struct seen){ -1, -1, 0xffff, -1 };
 		r = recvmsg(fd, &m, 0);
 		if (r >= 0) {
 			v.len = (uint16_t)r;
@@ -167,6 +176,9 @@ static inline void sender_recv(const struct cmd *k, int out)
 					v.ttl = (int16_t)*(int *)CMSG_DATA(c);
 				if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS)
 					v.tos = *(uint8_t *)CMSG_DATA(c);
+				if (c->cmsg_level == IPPROTO_IP &&
+				    c->cmsg_type == IP_RECVFRAGSIZE)
+					v.frag = (int16_t)*(int *)CMSG_DATA(c);
 			}
 		}
 		if (write(out, &v, sizeof(v)) != sizeof(v))

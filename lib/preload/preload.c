@@ -848,8 +848,9 @@ VMAK_API ssize_t writev(int fd, const struct iovec *iov, int n)
 	struct msghdr msg = { .msg_iov = (struct iovec *)iov,
 			      .msg_iovlen = n > 0 ? (size_t)n : 0 };
 
-	if (!vfd_any() || n < 0 || n > IOV_MAX)
-		return vmak_sys_writev(fd, iov, n);	/* its EINVAL */
+	/* its EINVAL, and its 0 for nothing: vfs_writev() sends no datagram */
+	if (!vfd_any() || n < 0 || n > IOV_MAX || !iov_total(iov, n))
+		return vmak_sys_writev(fd, iov, n);
 	{
 		FORWARD(ssize_t, fd, sendmsg, (f, fd, &msg, 0),
 			vmak_sys_writev(fd, iov, n));

@@ -25,6 +25,7 @@
  * leaves a ring's lock behind.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netinet/ip.h>
 #include <netinet/ip6.h>
 #include <netinet/udp.h>
@@ -48,6 +49,8 @@ struct vhdr {
 	uint16_t len;
 	uint8_t l3_off, l4_off;
 	bool v6;
+	bool df;			/* IPv4: the template sets DF */
+	uint32_t frame_max;		/* the largest frame the path takes */
 	uint8_t hdr[64];
 };
 
@@ -94,6 +97,10 @@ void vudp_tx_init(struct vudp *u)
 {
 	pthread_mutex_init(&u->tx.txlock, NULL);
 	u->tx.helper = -1;
+	/* a connected socket's ids start where no one can guess, as the
+	 * kernel's inet_id does
+	 */
+	u->tx.ip_id = (uint16_t)random();
 }
 
 void vudp_tx_destroy(struct vudp *u)
@@ -173,6 +180,28 @@ static int helper_to(struct vudp *u, const struct sockaddr_in6 *dst)
 }
 
 /*
+ * The largest frame fd's route to its peer takes, l3_off bytes of link
+ * header included: the path's MTU (an ICMP "too big" lowers it, a route
+ * may set it below the device's), or the device's if the kernel does
+ * not say. A larger datagram goes through the kernel, which fragments it
+ * or refuses it (EMSGSIZE) as the socket's IP_MTU_DISCOVER says.
+ */
+static uint32_t path_frame_max(const struct vudp *u, int fd,
+			       const struct vhdr *h)
+{
+	bool v6 = u->family == AF_INET6;	/* IPV6_MTU: mapped too */
+	uint32_t mtu = h->ring->mtu;
+	socklen_t len = sizeof(int);
+	int v = 0;
+
+	if (!vmak_sys_getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+				 v6 ? IPV6_MTU : IP_MTU, &v, &len) &&
+	    v > 0 && (uint32_t)v < mtu)
+		mtu = (uint32_t)v;
+	return mtu + h->l3_off;
+}
+
+/*
  * The headers to h->dst from the module: the socket itself if it is
  * connected there, else the helper connected to it (its source port then
  * replaced by ours). 0, or -errno (-EAGAIN: neighbour resolving).
@@ -206,6 +235,11 @@ static int fetch_header(struct vudp *u, struct vhdr *h, bool connected)
 		h->v6 = !IN6_IS_ADDR_V4MAPPED(&h->dst.sin6_addr);
 		memcpy(h->hdr, nh.hdr, nh.len);
 		((struct udphdr *)(h->hdr + h->l4_off))->source = sport;
+		h->df = !h->v6 && (((const struct iphdr *)(h->hdr + h->l3_off))->frag_off &
+				   htons(IP_DF));
+		h->frame_max = path_frame_max(u, fd, h);
+		if (h->frame_max > vrs_chunk_size())
+			h->frame_max = vrs_chunk_size();	/* one chunk a frame */
 		return 0;
 	}
 	return err;
@@ -284,7 +318,7 @@ static int kick(struct vringset *r)
 }
 
 static void fill_frame(struct vudp *u, const struct vhdr *h, uint8_t *f,
-		       const struct msghdr *msg, size_t plen)
+		       const struct msghdr *msg, size_t plen, bool connected)
 {
 	struct udphdr *uh = (struct udphdr *)(f + h->l4_off);
 	uint8_t *p = f + h->len;
@@ -303,7 +337,8 @@ static void fill_frame(struct vudp *u, const struct vhdr *h, uint8_t *f,
 		struct iphdr *iph = (struct iphdr *)(f + h->l3_off);
 
 		iph->tot_len = htons((uint16_t)(sizeof(*iph) + sizeof(*uh) + plen));
-		iph->id = htons(u->tx.ip_id++);
+		/* as ip_select_ident(): DF and unconnected, 0 */
+		iph->id = h->df && !connected ? 0 : htons(u->tx.ip_id++);
 		iph->check = 0;
 		iph->check = htons(vcsum_fold(vcsum_add(0, iph, sizeof(*iph))));
 		/* pseudo-header: addresses, protocol, UDP length */
@@ -368,14 +403,22 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 
 	if (!ring_dst(u, msg, flags, &dst, &connected))
 		return VSEND_OS;
-	for (i = 0; i < msg->msg_iovlen; i++)
-		plen += msg->msg_iov[i].iov_len;
+	/* more than a datagram holds: the kernel's EMSGSIZE or EINVAL */
+	if (msg->msg_iovlen > IOV_MAX)
+		return VSEND_OS;
+	for (i = 0; i < msg->msg_iovlen; i++) {
+		if (msg->msg_iov[i].iov_len > UINT16_MAX)
+			return VSEND_OS;
+		plen += msg->msg_iov[i].iov_len;	/* no wrap: each < 2^16 */
+		if (plen > UINT16_MAX)
+			return VSEND_OS;
+	}
 	pthread_mutex_lock(&u->tx.txlock);
 	pthread_rwlock_rdlock(&u->lock);
 	if (!memcmp(&dst, &u->peer, sizeof(dst)))
 		connected = true;	/* sendto() to the peer it has */
 	h = u->natt ? header_for(u, &dst, connected) : NULL;
-	if (!h || h->len + plen > h->ring->mtu + (size_t)h->l3_off) {
+	if (!h || h->len + plen > h->frame_max) {
 		pthread_rwlock_unlock(&u->lock);
 		pthread_mutex_unlock(&u->tx.txlock);
 		return VSEND_OS;	/* fragments, or no ring path */
@@ -390,7 +433,7 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 		return VSEND_OS;
 	}
 	addr = r->txfree[--r->ntxfree];
-	fill_frame(u, h, vrs_chunk(addr), msg, plen);
+	fill_frame(u, h, vrs_chunk(addr), msg, plen, connected);
 	d = vmak_ring_tx_desc(r->rs.tx, idx);
 	d->addr = addr;
 	d->len = (uint32_t)(h->len + plen);
@@ -405,8 +448,13 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	pthread_mutex_unlock(&r->txlock);
 	pthread_rwlock_unlock(&u->lock);
 	pthread_mutex_unlock(&u->tx.txlock);
+	/*
+	 * The frame is on the TX ring: a later kick sends it. Failing the
+	 * call would have a retrying program send it twice.
+	 */
 	if (err)
-		return err;
+		vlog(VLOG_DEBUG, "fd %d: a TX kick failed (%s): the next sends it",
+		     u->fd, strerror(-err));
 	u->st->tx_ring++;
 	vudp_sent(u, &dst);
 	return (ssize_t)plen;

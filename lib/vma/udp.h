@@ -86,7 +86,7 @@ struct vudp_tx {
 	int nmirror;
 	struct vudp_mirror {
 		int level, name, val;
-	} mirror[8];
+	} mirror[16];	/* sockopt.c's OPT_TX_MIRROR: 9 */
 };
 
 struct vudp {
