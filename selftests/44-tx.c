@@ -537,9 +537,12 @@ TEST_F(tx, errors)
 	close(unconnected);
 }
 
-/* The template against the kernel's own datagram, captured on the peer. */
+/*
+ * The template against the kernel's own datagram, captured on the peer;
+ * pmtu >= 0: the socket's IP_MTU_DISCOVER (DF follows it).
+ */
 static void header_vs_capture(struct __test_metadata *_metadata, struct vnet *net,
-			      int ring, int fam)
+			      int ring, int fam, int pmtu)
 {
 	struct sockaddr_ll ll = { 0 };
 	struct vmak_net_header nh;
@@ -557,6 +560,9 @@ static void header_vs_capture(struct __test_metadata *_metadata, struct vnet *ne
 	ASSERT_EQ(0, ns_enter(net->ns_b));
 	udp = udp_flow(fam, SPORT + 10);
 	ASSERT_GE(udp, 0);
+	if (pmtu >= 0)
+		ASSERT_EQ(0, setsockopt(udp, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu,
+					sizeof(pmtu)));
 	ASSERT_EQ(0, net_header(ring, udp, &nh, NULL));
 	ASSERT_EQ(5, send(udp, "hello", 5, 0));
 	for (;;) {	/* skip neighbour discovery and the like */
@@ -598,8 +604,15 @@ static void header_vs_capture(struct __test_metadata *_metadata, struct vnet *ne
 
 TEST_F(tx, network_header_matches_the_kernel)
 {
-	header_vs_capture(_metadata, &self->net, self->rs.fd, AF_INET);
-	header_vs_capture(_metadata, &self->net, self->rs.fd, AF_INET6);
+	header_vs_capture(_metadata, &self->net, self->rs.fd, AF_INET, -1);
+	header_vs_capture(_metadata, &self->net, self->rs.fd, AF_INET6, -1);
+	/* DF as each IP_MTU_DISCOVER has the kernel set it */
+	header_vs_capture(_metadata, &self->net, self->rs.fd, AF_INET,
+			  IP_PMTUDISC_DONT);
+	header_vs_capture(_metadata, &self->net, self->rs.fd, AF_INET,
+			  IP_PMTUDISC_DO);
+	header_vs_capture(_metadata, &self->net, self->rs.fd, AF_INET,
+			  IP_PMTUDISC_PROBE);
 }
 
 TEST_F(tx, ipv6_frames_reach_the_peer)
