@@ -704,6 +704,7 @@ VMAK_API ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 {
 	IOV_MSG(buf, len);
 	struct vfd *f = enter(fd);
+	struct sockaddr_storage from;
 	int saved = errno;
 	ssize_t r;
 
@@ -713,9 +714,9 @@ VMAK_API ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 		leave(f, saved, 0);
 		return vmak_sys_recvfrom(fd, buf, len, flags, sa, salen);
 	}
-	msg.msg_name = sa;
-	/* a length the kernel refuses gets no name written */
-	msg.msg_namelen = sa && salen && (int)*salen > 0 ? *salen : 0;
+	/* the name into a buffer of ours, then as move_addr_to_user() */
+	msg.msg_name = sa ? &from : NULL;
+	msg.msg_namelen = sa ? sizeof(from) : 0;
 	r = f->ops->recvmsg(f, fd, &msg, flags);
 	if (r >= 0 && sa) {
 		/* refused after the datagram was taken, as the kernel does */
@@ -723,7 +724,9 @@ VMAK_API ssize_t recvfrom(int fd, void *buf, size_t len, int flags,
 			errno = !salen ? EFAULT : EINVAL;
 			r = -1;
 		} else {
-			*salen = msg.msg_namelen;
+			memcpy(sa, &from, *salen < msg.msg_namelen ? *salen :
+			       msg.msg_namelen);
+			*salen = msg.msg_namelen;	/* before truncation */
 		}
 	}
 	leave(f, saved, r);

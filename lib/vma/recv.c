@@ -65,8 +65,11 @@ static void put_name(struct vudp *u, struct vatt *a, const struct frame *f,
 	struct sockaddr_storage ss;
 	socklen_t len;
 
+	/* no name buffer: the length left, as the kernel's; one of no
+	 * length is told the name's length (move_addr_to_user())
+	 */
 	if (!msg->msg_name)
-		return;		/* its length not written, as the kernel's */
+		return;
 	memset(&ss, 0, sizeof(ss));
 	if (u->family == AF_INET) {
 		struct sockaddr_in *in = (void *)&ss;
@@ -95,7 +98,8 @@ static void put_name(struct vudp *u, struct vatt *a, const struct frame *f,
 
 struct cmsg_out {
 	struct msghdr *msg;
-	size_t used;
+	uint8_t *buf;		/* msg_control and msg_controllen, read */
+	size_t cap, used;	/* once as the kernel copies the msghdr */
 };
 
 /*
@@ -107,7 +111,7 @@ static void put_cmsg(struct cmsg_out *o, int level, int type, const void *data,
 		     size_t len)
 {
 	struct msghdr *m = o->msg;
-	size_t room = m->msg_control ? m->msg_controllen - o->used : 0;
+	size_t room = o->buf ? o->cap - o->used : 0;
 	size_t clen = CMSG_LEN(len), space = CMSG_SPACE(len);
 	struct cmsghdr *c;
 
@@ -119,7 +123,7 @@ static void put_cmsg(struct cmsg_out *o, int level, int type, const void *data,
 		m->msg_flags |= MSG_CTRUNC;
 		clen = room;
 	}
-	c = (struct cmsghdr *)((char *)m->msg_control + o->used);
+	c = (struct cmsghdr *)(o->buf + o->used);
 	c->cmsg_level = level;
 	c->cmsg_type = type;
 	c->cmsg_len = clen;
@@ -137,7 +141,8 @@ static bool group_or_bcast(const uint8_t *daddr4)
 static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 			const struct frame *f, struct msghdr *msg)
 {
-	struct cmsg_out o = { .msg = msg };
+	struct cmsg_out o = { .msg = msg, .buf = msg->msg_control,
+			      .cap = msg->msg_controllen };
 	uint8_t ts = vudp_opt(u, tstamp);
 
 	if (ts == VTS_USEC) {
@@ -975,12 +980,9 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		pthread_cleanup_pop(0);
 		return rc;
 	}
-	/* no UIO_MAXIOV cap: the kernel caps sendmmsg(), not recvmmsg() */
-	/* an error the last batch could not report is this call's */
-	if (u->rx.pending_err) {
-		errno = __atomic_exchange_n(&u->rx.pending_err, 0, __ATOMIC_RELAXED);
-		return -1;
-	}
+	/* no UIO_MAXIOV cap: the kernel caps sendmmsg(), not recvmmsg();
+	 * an error the last batch could not report is the first receive's
+	 */
 	deadline = vdeadline_ts(timeout);
 	for (i = 0; i < n; i++) {
 		/* without MSG_WAITFORONE it needs them all, and says so */
@@ -992,7 +994,8 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 				return -1;
 			if (errno != EAGAIN && errno != EWOULDBLOCK &&
 			    errno != EINTR)
-				u->rx.pending_err = errno;
+				__atomic_store_n(&u->rx.pending_err, errno,
+						 __ATOMIC_RELAXED);
 			break;
 		}
 		v[i].msg_len = (unsigned int)r;

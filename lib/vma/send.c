@@ -49,7 +49,7 @@ struct vhdr {
 	uint16_t len;
 	uint8_t l3_off, l4_off;
 	bool v6;
-	bool df;			/* IPv4: the template sets DF */
+	bool id_zero;			/* IPv4 id 0: DF enforced, unconnected */
 	uint32_t frame_max;		/* the largest frame the path takes */
 	uint8_t hdr[64];
 };
@@ -98,9 +98,10 @@ void vudp_tx_init(struct vudp *u)
 	pthread_mutex_init(&u->tx.txlock, NULL);
 	u->tx.helper = -1;
 	/* a connected socket's ids start where no one can guess, as the
-	 * kernel's inet_id does
+	 * kernel's inet_id does (not from random(): the program's sequence)
 	 */
-	u->tx.ip_id = (uint16_t)random();
+	u->tx.ip_id = (uint16_t)(((uint64_t)vnow_ns() ^ (uint64_t)(uintptr_t)u) *
+				 0x9e3779b97f4a7c15ULL >> 48);
 }
 
 void vudp_tx_destroy(struct vudp *u)
@@ -179,26 +180,54 @@ static int helper_to(struct vudp *u, const struct sockaddr_in6 *dst)
 	return fd;
 }
 
-/*
- * The largest frame fd's route to its peer takes, l3_off bytes of link
- * header included: the path's MTU (an ICMP "too big" lowers it, a route
- * may set it below the device's), or the device's if the kernel does
- * not say. A larger datagram goes through the kernel, which fragments it
- * or refuses it (EMSGSIZE) as the socket's IP_MTU_DISCOVER says.
- */
-static uint32_t path_frame_max(const struct vudp *u, int fd,
-			       const struct vhdr *h)
+/* The MTU fd's route reports, 0 if it reports none. */
+static uint32_t route_mtu(const struct vudp *u, int fd)
 {
 	bool v6 = u->family == AF_INET6;	/* IPV6_MTU: mapped too */
-	uint32_t mtu = h->ring->mtu;
 	socklen_t len = sizeof(int);
 	int v = 0;
 
-	if (!vmak_sys_getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
-				 v6 ? IPV6_MTU : IP_MTU, &v, &len) &&
-	    v > 0 && (uint32_t)v < mtu)
-		mtu = (uint32_t)v;
+	if (vmak_sys_getsockopt(fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+				v6 ? IPV6_MTU : IP_MTU, &v, &len) || v <= 0)
+		return 0;
+	return (uint32_t)v;
+}
+
+/*
+ * The largest frame the route to h->dst takes, l3_off bytes of link
+ * header included: the path's MTU (an ICMP "too big" lowers it, a route
+ * may set it below the device's), as fd, connected there, reads it; for
+ * a connected socket whose route the kernel dropped (an option changed
+ * it), as our helper socket connected there now reads it; the device's
+ * if the kernel does not say. A larger datagram goes through the kernel,
+ * which fragments it or refuses it (EMSGSIZE) as the socket's
+ * IP_MTU_DISCOVER says. txlock held.
+ */
+static uint32_t path_frame_max(struct vudp *u, const struct vhdr *h, int fd,
+			       bool connected)
+{
+	uint32_t mtu = route_mtu(u, fd);
+
+	if (!mtu && connected) {
+		fd = helper_to(u, &h->dst);
+		if (fd >= 0)
+			mtu = route_mtu(u, fd);
+	}
+	if (!mtu || mtu > h->ring->mtu)
+		mtu = h->ring->mtu;
 	return mtu + h->l3_off;
+}
+
+/* The socket's IP_MTU_DISCOVER as mirrored (txlock held); the default. */
+static int pmtudisc(const struct vudp *u)
+{
+	int i;
+
+	for (i = 0; i < u->tx.nmirror; i++)
+		if (u->tx.mirror[i].level == IPPROTO_IP &&
+		    u->tx.mirror[i].name == IP_MTU_DISCOVER)
+			return u->tx.mirror[i].val;
+	return IP_PMTUDISC_WANT;
 }
 
 /*
@@ -235,9 +264,13 @@ static int fetch_header(struct vudp *u, struct vhdr *h, bool connected)
 		h->v6 = !IN6_IS_ADDR_V4MAPPED(&h->dst.sin6_addr);
 		memcpy(h->hdr, nh.hdr, nh.len);
 		((struct udphdr *)(h->hdr + h->l4_off))->source = sport;
-		h->df = !h->v6 && (((const struct iphdr *)(h->hdr + h->l3_off))->frag_off &
-				   htons(IP_DF));
-		h->frame_max = path_frame_max(u, fd, h);
+		/* as ip_select_ident(): 0 where DF is enforced (DO, PROBE)
+		 * and no peer; else the socket's sequence
+		 */
+		h->id_zero = !h->v6 && !connected &&
+			     (pmtudisc(u) == IP_PMTUDISC_DO ||
+			      pmtudisc(u) == IP_PMTUDISC_PROBE);
+		h->frame_max = path_frame_max(u, h, fd, connected);
 		if (h->frame_max > vrs_chunk_size())
 			h->frame_max = vrs_chunk_size();	/* one chunk a frame */
 		return 0;
@@ -318,7 +351,7 @@ static int kick(struct vringset *r)
 }
 
 static void fill_frame(struct vudp *u, const struct vhdr *h, uint8_t *f,
-		       const struct msghdr *msg, size_t plen, bool connected)
+		       const struct msghdr *msg, size_t plen)
 {
 	struct udphdr *uh = (struct udphdr *)(f + h->l4_off);
 	uint8_t *p = f + h->len;
@@ -337,8 +370,7 @@ static void fill_frame(struct vudp *u, const struct vhdr *h, uint8_t *f,
 		struct iphdr *iph = (struct iphdr *)(f + h->l3_off);
 
 		iph->tot_len = htons((uint16_t)(sizeof(*iph) + sizeof(*uh) + plen));
-		/* as ip_select_ident(): DF and unconnected, 0 */
-		iph->id = h->df && !connected ? 0 : htons(u->tx.ip_id++);
+		iph->id = h->id_zero ? 0 : htons(u->tx.ip_id++);
 		iph->check = 0;
 		iph->check = htons(vcsum_fold(vcsum_add(0, iph, sizeof(*iph))));
 		/* pseudo-header: addresses, protocol, UDP length */
@@ -433,7 +465,7 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 		return VSEND_OS;
 	}
 	addr = r->txfree[--r->ntxfree];
-	fill_frame(u, h, vrs_chunk(addr), msg, plen, connected);
+	fill_frame(u, h, vrs_chunk(addr), msg, plen);
 	d = vmak_ring_tx_desc(r->rs.tx, idx);
 	d->addr = addr;
 	d->len = (uint32_t)(h->len + plen);
@@ -441,7 +473,7 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	vmak_ring_submit(r->rs.tx, 1);
 	if (do_kick) {
 		err = kick(r);
-		r->unkicked = false;
+		r->unkicked = err != 0;	/* the next send's kick takes it */
 	} else {
 		r->unkicked = true;
 	}

@@ -252,7 +252,7 @@ static unsigned int tx_kernel_bit(const struct opt *o)
 
 	for (p = opts; p < o; p++)
 		bit += p->act == OPT_TX_KERNEL || p->act == OPT_TX_KERNEL_BUF;
-	return bit;
+	return bit < 32 ? bit : 31;	/* 14 today; past 32 they would share */
 }
 
 static void opt_tx_kernel(struct vudp *u, unsigned int bit, bool on)
@@ -440,8 +440,9 @@ int vudp_setsockopt(struct vfd *f, int fd, int level, int name,
 	for (i = 0; i < NOPTS; i++)
 		if (opts[i].level == level && opts[i].name == name)
 			break;
-	if (i < NOPTS && val) {
-		opt_taken(u, &opts[i], val, len);
+	/* a buffer option is cleared with none (IP_OPTIONS, NULL, 0) */
+	if (i < NOPTS && (val || opts[i].act == OPT_TX_KERNEL_BUF)) {
+		opt_taken(u, &opts[i], val, val ? len : 0);
 	} else if (level == IPPROTO_UDP && opt_int(val, len)) {
 		/* GRO, encapsulation, checksum coverage: not on rings */
 		vudp_to_os(u, "a UDP option (GRO, encapsulation, checksum coverage)");

@@ -29,7 +29,8 @@
  * buffer (the control messages' order, msg_flags, the name length left),
  * and with lengths the kernel refuses (a negative name length, more than
  * IOV_MAX iovecs: nothing taken; recvfrom()'s negative or missing address
- * length: the datagram taken, the error returned).
+ * length: the datagram taken, the error returned), and 0 (nothing
+ * copied, the name's length written back, by recvfrom() and recvmsg()).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -279,6 +280,18 @@ static ssize_t recv_edge(int fd, struct rx *r, unsigned int k, char *buf,
 		snprintf(what, sizeof(what), "%zd %s", got, strerror(errno));
 		got = recv(fd, buf, len, 0);
 		break;
+	case 5:		/* a name buffer of no length: told the length */
+		flen = 0;
+		got = recvfrom(fd, buf, len, 0, (struct sockaddr *)&from, &flen);
+		snprintf(what, sizeof(what), "%zd, length %d", got < 0 ? got : 0,
+			 (int)flen);
+		break;
+	case 6:		/* ... recvmsg()'s too */
+		m.msg_namelen = 0;
+		got = recvmsg(fd, &m, 0);
+		snprintf(what, sizeof(what), "%zd, namelen %u", got < 0 ? got : 0,
+			 (unsigned int)m.msg_namelen);
+		break;
 	case 4:		/* recvfrom()'s address length: taken, then refused */
 		errno = 0;
 		got = recvfrom(fd, buf, len, 0, (struct sockaddr *)&from, &flen);
@@ -429,7 +442,7 @@ static int do_recv(const char *addr, int port, uint32_t n, const char *mode,
 				if (got >= 0)
 					account(&r, buf, got, 0);
 			} else if (!strcmp(mode, "edges")) {
-				got = recv_edge(fd, &r, r.got % 5, buf, sizeof(buf));
+				got = recv_edge(fd, &r, r.got % 7, buf, sizeof(buf));
 				if (got >= 0)
 					account(&r, buf, got, 0);
 			} else if (!strcmp(mode, "read")) {
