@@ -658,16 +658,14 @@ static ssize_t zc_os(struct vudp *u, struct msghdr *msg, int flags,
 	return os_recv(u, msg, flags);
 }
 
-/* A receive's deadline by SO_RCVTIMEO, once it has one (-1: not yet). */
+/*
+ * A receive's deadline by SO_RCVTIMEO, once it has one (-1: not yet).
+ * The option read once: vdeadline_ms() takes its -1 (none) as it is.
+ */
 static void rcvtimeo_deadline(const struct vudp *u, int64_t *deadline)
 {
-	int ms;
-
-	if (*deadline != -1)
-		return;
-	ms = vudp_opt(u, rcvtimeo_ms);	/* once: checked and used alike */
-	if (ms >= 0)
-		*deadline = vdeadline_ms(ms);
+	if (*deadline == -1)
+		*deadline = vdeadline_ms(vudp_opt(u, rcvtimeo_ms));
 }
 
 /*
@@ -806,9 +804,13 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 	}
 	/* an error a recvmmsg() left for later, as the kernel's sk_err */
 	if (__atomic_load_n(&u->rx.pending_err, __ATOMIC_RELAXED)) {
-		errno = __atomic_exchange_n(&u->rx.pending_err, 0, __ATOMIC_RELAXED);
-		if (errno)
+		int err = __atomic_exchange_n(&u->rx.pending_err, 0,
+					      __ATOMIC_RELAXED);
+
+		if (err) {	/* else another receive took it */
+			errno = err;
 			return -1;
+		}
 	}
 	/* for good on the kernel socket, nothing left queued: its call */
 	if (u->os_only && !__atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&

@@ -239,7 +239,7 @@ static int pmtudisc(const struct vudp *u)
 static int fetch_header(struct vudp *u, struct vhdr *h, bool connected)
 {
 	struct vmak_net_header nh;
-	int i, err = -EXDEV, fd = u->fd;
+	int i, pmtu, err = -EXDEV, fd = u->fd;
 	uint16_t sport = vaddr_local_port(u->fd);
 
 	if (!sport)
@@ -267,9 +267,9 @@ static int fetch_header(struct vudp *u, struct vhdr *h, bool connected)
 		/* as ip_select_ident(): 0 where DF is enforced (DO, PROBE)
 		 * and no peer; else the socket's sequence
 		 */
+		pmtu = pmtudisc(u);
 		h->id_zero = !h->v6 && !connected &&
-			     (pmtudisc(u) == IP_PMTUDISC_DO ||
-			      pmtudisc(u) == IP_PMTUDISC_PROBE);
+			     (pmtu == IP_PMTUDISC_DO || pmtu == IP_PMTUDISC_PROBE);
 		h->frame_max = path_frame_max(u, h, fd, connected);
 		if (h->frame_max > vrs_chunk_size())
 			h->frame_max = vrs_chunk_size();	/* one chunk a frame */
