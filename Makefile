@@ -95,7 +95,8 @@ help:
 	@echo '  dkms-install register the source tree with DKMS and build it'
 	@echo '  style sparse checkpatch --strict (new findings fail) and sparse (C=2) over the module'
 	@echo '  check-abi    libvmak.so exports exactly lib/libvmak.map, and the map what VMAK_API marks'
-	@echo '  check-layers no library object below lib/preload/ calls a libc name libvmak interposes'
+	@echo '  check-layers each library object calls only floors below its own in lib/LAYERS, and none'
+	@echo '               below lib/preload/ calls a libc name libvmak interposes'
 	@echo '  htmldocs     Documentation/ as HTML with Sphinx (warnings are errors)'
 	@echo '  debug-kernel build the KASAN/lockdep/kmemleak kernel once (cached)'
 	@echo '  check-debug  the whole suite on the debug kernel (panic_on_warn, kmemleak scan)'
@@ -187,9 +188,8 @@ check-abi: $(LIB_SO) $(NATIVE_SO)
 	scripts/check-abi.sh $(LIB_SO) lib/libvmak.map lib
 	scripts/check-abi.sh --native $(NATIVE_SO) lib/libvmak.map lib
 
-check-layers: $(LIB_OBJS)
-	scripts/check-layers.sh lib/native/sys.h "$(filter $(B)/lib/preload/%,$(LIB_OBJS))" \
-		$(filter-out $(B)/lib/preload/%,$(LIB_OBJS))
+check-layers: $(LIB_OBJS) lib/LAYERS
+	scripts/check-layers.sh lib/native/sys.h lib/LAYERS $(LIB_OBJS)
 
 $(B)/%.pc: lib/%.pc.in VERSION
 	sed -e 's|@PREFIX@|$(PREFIX)|;s|@LIBDIR@|$(LIBDIR)|;s|@INCLUDEDIR@|$(INCLUDEDIR)|;s|@VERSION@|$(VERSION)|' $< > $@

@@ -46,7 +46,7 @@ done | tee "$out/sanitizers.tap"
 echo "== host checks"
 for t in "style:checkpatch --strict finds nothing unexpected" \
 	 "check-abi:libvmak.so exports exactly lib/libvmak.map" \
-	 "check-layers:no library layer below preload calls an interposed name" \
+	 "check-layers:library objects call only lower floors of lib/LAYERS, none below preload an interposed name" \
 	 "htmldocs:Documentation builds with Sphinx, warnings as errors"; do
 	target=${t%%:*}
 	if make -s "$target" > "$out/$target.log" 2>&1; then

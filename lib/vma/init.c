@@ -98,9 +98,10 @@ static void atfork_child(void)
 	pthread_mutex_init(&init_lock, NULL);
 }
 
-__attribute__((constructor)) static void register_fork(void)
+__attribute__((constructor)) static void loaded(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	vrs_umem_hook = vhold_init;
 }
 
 static void init(void)

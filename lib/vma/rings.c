@@ -30,7 +30,6 @@
 #include "fd.h"
 #include "addr.h"
 #include "rings.h"
-#include "hold.h"
 
 #define VRS_TX		256	/* TX and COMPLETION entries */
 #define VRS_TX_CHUNKS	64	/* chunks a ring set keeps for TX frames */
@@ -52,6 +51,7 @@ static struct {
 
 char *vrs_umem_base VMAK_HIDDEN;
 uint32_t vrs_umem_chunk VMAK_HIDDEN;
+int (*vrs_umem_hook)(uint32_t nchunks) VMAK_HIDDEN;
 
 void vrs_recycle_locked(struct vringset *r, uint64_t addr)
 {
@@ -144,7 +144,7 @@ static int umem_setup(void)
 	pool_reset();
 	vrs_umem_base = umem.base;
 	vrs_umem_chunk = umem.chunk;
-	if (vhold_init(umem.nchunks)) {
+	if (vrs_umem_hook && vrs_umem_hook(umem.nchunks)) {
 		free(umem.pool);
 		munmap(umem.base, len);
 		umem.base = NULL;

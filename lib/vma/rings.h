@@ -117,6 +117,15 @@ static inline uint32_t vrs_chunk_size(void)
 }
 /* Give a received chunk back to the FILL ring (r->lock held). */
 void vrs_recycle_locked(struct vringset *r, uint64_t addr) VMAK_HIDDEN;
+/*
+ * Called once the UMEM is mapped, with its number of chunks, under
+ * rings_lock and before a ring set can hand out a chunk: 0, or nonzero to
+ * give the UMEM up (the ring set's open fails with -ENOMEM). init.c sets
+ * it to vhold_init() when the library is loaded: hold.c, a floor up,
+ * gives chunks back through vrs_recycle_locked(), so rings.c may not call
+ * it by name (lib/LAYERS).
+ */
+extern int (*vrs_umem_hook)(uint32_t nchunks) VMAK_HIDDEN;
 
 /*
  * fork(): the rings and the UMEM are the parent's. The child closes its

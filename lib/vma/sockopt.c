@@ -456,23 +456,6 @@ int vudp_setsockopt(struct vfd *f, int fd, int level, int name,
 
 /* ---- fcntl, ioctl ---- */
 
-bool vudp_nonblock(struct vudp *u)
-{
-	int fl;
-
-	/*
-	 * O_NONBLOCK belongs to the open file description, which another
-	 * process (a fork child) may share and change: ask the kernel then.
-	 */
-	if (__atomic_load_n(&vfd_shared, __ATOMIC_RELAXED)) {
-		fl = vmak_sys_fcntl(u->fd, F_GETFL, 0);
-		if (fl >= 0)
-			__atomic_store_n(&u->opt.nonblock, !!(fl & O_NONBLOCK),
-					 __ATOMIC_RELAXED);
-	}
-	return __atomic_load_n(&u->opt.nonblock, __ATOMIC_RELAXED);
-}
-
 int vudp_fcntl(struct vfd *f, int fd, int cmd, long arg)
 {
 	struct vudp *u = vudp_of(f);

@@ -20,12 +20,14 @@
 #ifndef _VMAK_VMA_UDP_H
 #define _VMAK_VMA_UDP_H
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "sys.h"
 #include "vma.h"
 #include "fd.h"
 #include "wait.h"
@@ -275,7 +277,26 @@ int vudp_getsockopt(struct vfd *f, int fd, int level, int name, void *val,
 int vudp_fcntl(struct vfd *f, int fd, int cmd, long arg) VMAK_HIDDEN;
 int vudp_ioctl(struct vfd *f, int fd, unsigned long req, long arg)
 	VMAK_HIDDEN;
-/* The socket's O_NONBLOCK, checked with the kernel when it may be stale. */
-bool vudp_nonblock(struct vudp *u) VMAK_HIDDEN;
+/*
+ * The socket's O_NONBLOCK, checked with the kernel when it may be stale.
+ * Inline: recv.c reads it, and sockopt.c, which keeps it, sits a floor
+ * above recv.c (its FIONREAD and SIOCGSTAMP ask recv.c; lib/LAYERS).
+ */
+static inline bool vudp_nonblock(struct vudp *u)
+{
+	int fl;
+
+	/*
+	 * O_NONBLOCK belongs to the open file description, which another
+	 * process (a fork child) may share and change: ask the kernel then.
+	 */
+	if (__atomic_load_n(&vfd_shared, __ATOMIC_RELAXED)) {
+		fl = vmak_sys_fcntl(u->fd, F_GETFL, 0);
+		if (fl >= 0)
+			__atomic_store_n(&u->opt.nonblock, !!(fl & O_NONBLOCK),
+					 __ATOMIC_RELAXED);
+	}
+	return __atomic_load_n(&u->opt.nonblock, __ATOMIC_RELAXED);
+}
 
 #endif /* _VMAK_VMA_UDP_H */

@@ -1,29 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
 /*
  * The libvma-compatible layer: what every file of lib/vma/ shares (the
- * process, its configuration, the log, time), the map of the layer, and
- * its two conventions.
+ * process, its configuration, the log, time) and its two conventions.
  *
- * Files, from the ground up (a file calls only files on its floor or
- * below; `make check-layers` holds the layer as a whole below preload/):
- *
- *   fdtab.c   fd -> object table, pools, the library's own fds    fd.h
- *   addr.c    socket addresses and the devices the module hooks   addr.h
- *   wait.c    a socket's wake state: queued count, eventfd        wait.h
- *   sig.c     the program's signal handlers behind trampolines    sig.h
- *   log.c     the log                                             here
- *   env.c     VMA_* / VMAK_* variables                            here
- *   rules.c   libvma.conf                                         here
- *   stats.c   per-socket counters in /dev/shm                     stats.h
- *   rings.c   the UMEM and the process's ring sets                rings.h
- *   demux.c   ring descriptors -> the attachments' queues         demux.h
- *   send.c    ring sends, the header cache                        udp.h
- *   udp.c     an offloaded UDP socket: its life, rules, groups    udp.h
- *   recv.c    the receive calls                                   udp.h
- *   sockopt.c what a socket option means for the rings            udp.h
- *   poll.c    poll() and select()                                 iomux.h
- *   epoll.c   epoll sets                                          iomux.h
- *   init.c    the process: start, fork, the module's presence     here
+ * Its files and their floors, from the ground up, are lib/LAYERS: a file
+ * calls only files on floors below its own, and `make check-layers` holds
+ * every object to that file.
  *
  * Lock order, outer to inner (a lock is never taken while an inner one
  * is held):
