@@ -218,7 +218,8 @@ $(B)/ringrx: examples/ringrx.c $(NATIVE_SO)
 
 # ---- tests ---------------------------------------------------------------------
 selftests: $(ST_BINS) $(HELPER_BINS) $(B)/selftests/62-linked-semantics \
-	$(B)/selftests/66-linked-extra-api $(B)/vma-rx preload-bins
+	$(B)/selftests/66-linked-extra-api $(B)/selftests/69-linked-extra-callbacks \
+	$(B)/vma-rx preload-bins
 
 # The preload semantics again, with the program linked with -lvmak.
 $(B)/selftests/62-linked-semantics: selftests/61-preload-semantics.c $(ST_HDRS) $(KSFT_HDRS) $(LIB_SO)
@@ -228,6 +229,11 @@ $(B)/selftests/62-linked-semantics: selftests/61-preload-semantics.c $(ST_HDRS) 
 
 # The extra API again, with the program linked with -lvmak.
 $(B)/selftests/66-linked-extra-api: selftests/65-extra-api.c $(ST_HDRS) $(KSFT_HDRS) $(LIB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) -DVMAK_LINKED $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< \
+		-L$(B) -lvmak -Wl,-rpath,'$$ORIGIN/..'
+
+$(B)/selftests/69-linked-extra-callbacks: selftests/68-extra-callbacks.c $(ST_HDRS) $(KSFT_HDRS) $(LIB_SO)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(ST_CPPFLAGS) -DVMAK_LINKED $(CFLAGS) $(ST_WFLAGS) -pthread -o $@ $< \
 		-L$(B) -lvmak -Wl,-rpath,'$$ORIGIN/..'

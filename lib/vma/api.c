@@ -66,6 +66,15 @@ static int register_recv_callback(int fd, vma_recv_callback_t cb, void *ctx)
 	return 0;
 }
 
+static bool is_dgram(int fd)
+{
+	socklen_t len = sizeof(int);
+	int type = 0;
+
+	return !vmak_sys_getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) &&
+	       type == SOCK_DGRAM;
+}
+
 static int recvfrom_zcopy(int fd, void *buf, size_t len, int *flags,
 			  struct sockaddr *from, socklen_t *fromlen)
 {
@@ -76,8 +85,10 @@ static int recvfrom_zcopy(int fd, void *buf, size_t len, int *flags,
 		return fail(EINVAL);
 	in = *flags;
 	u = udp_get(fd);
+	if (!u && is_dgram(fd))	/* a UDP socket we leave: as libvma does */
+		return (int)vmak_sys_recvfrom(fd, buf, len, in, from, fromlen);
 	if (!u) {
-		/* not offloaded: a copy, or nothing with FORCE */
+		/* TCP, which libvma would offload: a copy, never with FORCE */
 		*flags = in & ~(MSG_VMA_ZCOPY | MSG_VMA_ZCOPY_FORCE);
 		if (in & MSG_VMA_ZCOPY_FORCE)
 			return fail(EIO);

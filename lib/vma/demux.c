@@ -14,6 +14,7 @@
 #include <sys/uio.h>
 
 #include "sys.h"
+#include "sig.h"
 #include "demux.h"
 #include "hold.h"
 #include "wait.h"
@@ -397,9 +398,48 @@ static void cb_prepare(const struct vdgram *g, const struct vwait *w,
 	c->info.sw_timestamp.tv_nsec = (long)(g->ts % 1000000000ULL);
 }
 
-void vdemux_run_callbacks(struct vringset *r)
+/*
+ * A thread stopped inside a callback (pthread_exit(), or cancelled in a
+ * call the callback made): the ring set's callbacks are free to run in
+ * another thread, and the datagram it was given goes back.
+ */
+struct cbrun {
+	struct vringset *r;
+	uint64_t addr;
+	bool in_cb;
+	bool ran;		/* a callback ran */
+};
+
+static void cb_abandoned(void *arg)
+{
+	struct cbrun *run = arg;
+
+	if (!run->in_cb)
+		return;
+	pthread_mutex_lock(&run->r->lock);
+	vrs_recycle_locked(run->r, run->addr);
+	run->r->pend_running = false;
+	pthread_mutex_unlock(&run->r->lock);
+}
+
+/* One callback, as the program's code: outside the library, errno kept. */
+static vma_recv_callback_retval_t cb_call(const struct vrxcb *cb,
+					  struct cbcall *c)
 {
 	vma_recv_callback_retval_t ret;
+	int err = errno, depth = vsig_outside();
+
+	ret = cb->fn(cb->fd, 1, &c->iov, &c->info, cb->ctx);
+	vsig_inside(depth);
+	errno = err;
+	return ret;
+}
+
+/* The callbacks of r's pending datagrams; true if any ran. */
+static bool run_now(struct vringset *r)
+{
+	vma_recv_callback_retval_t ret;
+	struct cbrun run = { r, 0, false, false };
 	struct vpend p;
 	struct cbcall c;
 	struct vrxcb cb;
@@ -408,9 +448,10 @@ void vdemux_run_callbacks(struct vringset *r)
 	pthread_mutex_lock(&r->lock);
 	if (r->pend_running) {
 		pthread_mutex_unlock(&r->lock);
-		return;		/* the thread at it runs ours too */
+		return false;	/* the thread at it runs ours too */
 	}
 	r->pend_running = true;
+	pthread_cleanup_push(cb_abandoned, &run);
 	while (r->pend_len) {
 		p = r->pend[r->pend_head];
 		r->pend_head = (r->pend_head + 1) % r->pend_cap;
@@ -423,23 +464,102 @@ void vdemux_run_callbacks(struct vringset *r)
 			continue;
 		}
 		cb = *a->cb;
+		cb.fn = __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE);
 		cb_prepare(&p.d, a->w, &c);
+		run.addr = p.d.addr;
+		run.in_cb = true;
 		pthread_mutex_unlock(&r->lock);
-		ret = cb.fn(cb.fd, 1, &c.iov, &c.info, cb.ctx);
+		ret = cb_call(&cb, &c);
 		pthread_mutex_lock(&r->lock);
-		a = tab_find(r, p.cookie);	/* it may have gone meanwhile */
-		switch (ret) {
-		case VMA_PACKET_DROP:
-			vrs_recycle_locked(r, p.d.addr);
-			break;
-		case VMA_PACKET_HOLD:
+		run.in_cb = false;
+		run.ran = true;
+		/*
+		 * The socket may have left the ring meanwhile (the callback
+		 * closed it): nobody could give a held chunk back, so it
+		 * goes back now, and a RECV is dropped as for a socket gone.
+		 */
+		a = tab_find(r, p.cookie);
+		if (a && a->cb->owner != cb.owner)
+			a = NULL;
+		if (ret == VMA_PACKET_HOLD && a)
 			vhold_take(r, p.d.addr, c.iov.iov_base, p.d.plen, cb.owner);
-			break;
-		default:
+		else if (ret == VMA_PACKET_DROP || ret == VMA_PACKET_HOLD)
+			vrs_recycle_locked(r, p.d.addr);
+		else
 			queue(r, a, &p.d);
-			break;
-		}
 	}
 	r->pend_running = false;
+	pthread_cleanup_pop(0);
 	pthread_mutex_unlock(&r->lock);
+	return run.ran;
+}
+
+/* ---- callbacks found while a lock of the library's is held ---- */
+
+#define LATER_RINGS	8
+
+static __thread struct {
+	int depth;
+	unsigned int n;
+	bool all;		/* more ring sets than r[] holds: every one */
+	struct vringset *r[LATER_RINGS];
+} later __attribute__((tls_model("initial-exec")));
+
+void vdemux_run_callbacks(struct vringset *r)
+{
+	unsigned int i;
+
+	if (!later.depth) {
+		run_now(r);
+		return;
+	}
+	for (i = 0; i < later.n; i++)
+		if (later.r[i] == r)
+			return;
+	if (later.n < LATER_RINGS)
+		later.r[later.n++] = r;
+	else
+		later.all = true;
+}
+
+void vdemux_defer_begin(void)
+{
+	later.depth++;
+}
+
+static void run_pending(struct vringset *r)
+{
+	vdemux_callbacks(r);
+}
+
+bool vdemux_defer_end(void)
+{
+	struct vringset *r[LATER_RINGS];
+	unsigned int i, n;
+	bool all, ran = false;
+
+	if (--later.depth)
+		return false;
+	while (later.n || later.all) {
+		n = later.n;
+		all = later.all;
+		memcpy(r, later.r, n * sizeof(r[0]));
+		later.n = 0;
+		later.all = false;
+		for (i = 0; i < n; i++)
+			if (__atomic_load_n(&r[i]->pend_len, __ATOMIC_RELAXED))
+				ran = run_now(r[i]) || ran;
+		if (all) {
+			ran = true;	/* not counted: look again anyway */
+			vrs_each(run_pending);
+		}
+	}
+	return ran;
+}
+
+void vdemux_atfork_child(void)
+{
+	later.depth = 0;
+	later.n = 0;
+	later.all = false;
 }

@@ -84,9 +84,14 @@ unsigned int vdemux_drain_to_locked(struct vringset *r,
 uint32_t vdemux_drain_try(struct vringset *r) VMAK_HIDDEN;
 /*
  * Datagrams for sockets with a receive callback wait, drained but not
- * queued, until this runs the callbacks, without any lock held (a
- * callback may call the socket calls): after a drain, with r's lock
- * released. One thread at a time per ring set, in arrival order.
+ * queued, until this runs the callbacks: one thread at a time per ring
+ * set, in arrival order. Callbacks are program code: they run with no
+ * lock of the library's held and outside its re-entrancy guard (sig.h),
+ * so that whatever they call (close, epoll_ctl, setsockopt, a send,
+ * another receive) goes through the library as the program's own calls
+ * do. A thread between vdemux_defer_begin() and vdemux_defer_end() holds
+ * a lock of the library's: its ring sets are remembered, and their
+ * callbacks run at vdemux_defer_end().
  */
 void vdemux_run_callbacks(struct vringset *r) VMAK_HIDDEN;
 
@@ -96,6 +101,18 @@ static inline void vdemux_callbacks(struct vringset *r)
 	if (__atomic_load_n(&r->pend_len, __ATOMIC_RELAXED))
 		vdemux_run_callbacks(r);
 }
+
+/*
+ * Around code that holds a socket's or an epoll set's lock while it
+ * drains rings: begin before the lock is taken (or while held), end once
+ * every such lock is dropped. Nests. vdemux_defer_end() returns true if
+ * callbacks ran: what they queued (VMA_PACKET_RECV) is worth a look
+ * before the caller sleeps.
+ */
+void vdemux_defer_begin(void) VMAK_HIDDEN;
+bool vdemux_defer_end(void) VMAK_HIDDEN;
+/* In the child of fork(): the forking thread's remembered ring sets. */
+void vdemux_atfork_child(void) VMAK_HIDDEN;
 /*
  * fn on the front datagram of each attachment of r in turn, while it
  * returns true (it took the datagram: the caller pops it) and max allows

@@ -546,15 +546,20 @@ unsigned int vepoll_xt(struct vfd *f, struct vma_completion_t *c,
 	int rc, i, fd;
 	bool listening;
 
-	/* first the members' datagrams, as completions */
+	/* first the members' datagrams, as completions; callbacks the
+	 * drains find run at the end, once the set is unlocked
+	 */
+	vdemux_defer_begin();
 	pthread_mutex_lock(&ep->lock);
 	resync(ep);
 	for (m = ep->members; m && n < max; m = m->next)
 		if (m->events & EV_IN)
 			n += xo->take(m->f, c + n, max - n);
 	pthread_mutex_unlock(&ep->lock);
-	if (n == max)
+	if (n == max) {
+		vdemux_defer_end();
 		return n;
+	}
 	/* then what the kernel says of the set's fds */
 	rc = vmak_sys_epoll_pwait(ep->epfd, ev,
 				  (int)(max - n < 64 ? max - n : 64), 0, NULL);
@@ -576,6 +581,7 @@ unsigned int vepoll_xt(struct vfd *f, struct vma_completion_t *c,
 		n += xo->event(fd, listening, &ev[i], c + n, max - n);
 	}
 	pthread_mutex_unlock(&ep->lock);
+	vdemux_defer_end();
 	return n;
 }
 
@@ -797,13 +803,17 @@ static int ep_wait(struct vfd *f, struct epoll_event *out, int max,
 		spin_end = vconf.select_poll < 0 ? INT64_MAX :
 			   vnow_ns() + vconf.select_poll * 1000;
 	for (;;) {
+		/* callbacks the drains find run once the set is unlocked */
+		vdemux_defer_begin();
 		pthread_mutex_lock(&ep->lock);
 		ready = prepare(ep);
 		ep->waiting++;
 		pthread_mutex_unlock(&ep->lock);
+		ready = vdemux_defer_end() || ready;
 		tmo = ready || (spin_end && vnow_ns() < spin_end) ? 0 :
 		      vdeadline_ms_left(deadline);
 		rc = kernel_wait(f, ep->epfd, out, max, tmo, mask);
+		vdemux_defer_begin();
 		pthread_mutex_lock(&ep->lock);
 		for (i = n = 0; i < rc; i++) {
 			if (tagged(ep, &out[i]) || !claim(ep, &out[i]))
@@ -811,16 +821,16 @@ static int ep_wait(struct vfd *f, struct epoll_event *out, int max,
 			out[n++] = out[i];
 		}
 		done_waiting(ep);
-		if (rc < 0) {
-			pthread_mutex_unlock(&ep->lock);
-			return -1;
-		}
-		n = scan(ep, out, n, max);
+		if (rc >= 0)
+			n = scan(ep, out, n, max);
 		pthread_mutex_unlock(&ep->lock);
+		ready = vdemux_defer_end();
+		if (rc < 0)
+			return -1;
 		if (n)
 			return n;
-		if (rc == max)
-			continue;	/* all ours: look again at once */
+		if (rc == max || ready)
+			continue;	/* all ours, or callbacks ran: again */
 		if (deadline >= 0 && vnow_ns() >= deadline &&
 		    !(spin_end && vnow_ns() < spin_end))
 			return 0;

@@ -177,6 +177,7 @@ static void release_in(struct vbuf *t, uint32_t n, const void *owner)
 	for (i = 0; t && i < n; i++)
 		if (__atomic_load_n(&t[i].refs, __ATOMIC_ACQUIRE) &&
 		    t[i].owner == owner) {
+			t[i].owner = NULL;	/* no later socket there frees it */
 			__atomic_store_n(&t[i].refs, 1, __ATOMIC_RELEASE);
 			vhold_put(&t[i]);
 		}

@@ -23,7 +23,13 @@ struct vbuf {
 	uint32_t refs;		/* 0: the library's (FILL, ring, queue) */
 	uint32_t plen;		/* payload bytes */
 	struct vringset *ring;	/* whose FILL ring it goes back to */
-	const void *owner;	/* the socket it was handed out for */
+	/*
+	 * The socket it was handed out for (zero copy, a callback's HOLD:
+	 * free_packets() on that socket gives it back, and so does the
+	 * socket's end); NULL for socketXtreme's, freed by pointer alone
+	 * and so kept past their socket's close, as libvma keeps them.
+	 */
+	const void *owner;
 	void *copy;		/* a copy's buffer (malloc), freed at the last */
 };
 
@@ -60,7 +66,10 @@ int vhold_put(struct vbuf *v) VMAK_HIDDEN;
 struct vbuf *vhold_copy_claim(const void *owner) VMAK_HIDDEN;
 void vhold_copy_fill(struct vbuf *v, void *buf, uint32_t len) VMAK_HIDDEN;
 void vhold_copy_abandon(struct vbuf *v) VMAK_HIDDEN;
-/* Every chunk held for owner goes back (its socket is closing). */
+/*
+ * Every chunk held for owner goes back: its socket is gone, and with it
+ * the only way the application had to give them back.
+ */
 void vhold_release_owner(const void *owner) VMAK_HIDDEN;
 /* Chunks the application holds now, all sockets together. */
 uint32_t vhold_count(void) VMAK_HIDDEN;

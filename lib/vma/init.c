@@ -32,6 +32,7 @@
 #include "fd.h"
 #include "sig.h"
 #include "rings.h"
+#include "demux.h"
 #include "hold.h"
 #include "api.h"
 #include "stats.h"
@@ -89,6 +90,7 @@ static void atfork_child(void)
 	vepoll_atfork_child();
 	vudp_atfork_child();
 	vrs_atfork_child();
+	vdemux_atfork_child();
 	vhold_atfork_child();
 	vxt_atfork_child();
 	pthread_mutex_init(&threads_lock, NULL);

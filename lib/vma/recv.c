@@ -822,10 +822,14 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 	for (;;) {
 		r = -1;
 		if (!u->rx.peeked_os && !vconf.socketxtreme && ring_maybe(u)) {
+			vdemux_defer_begin();
 			pthread_rwlock_rdlock(&u->lock);
 			r = u->natt ? ring_take(u, msg, flags, z,
 						rp->to ? &rp->from : NULL) : -1;
 			pthread_rwlock_unlock(&u->lock);
+			/* callbacks ran: what they queued first */
+			if (vdemux_defer_end() && r < 0)
+				continue;
 		}
 		if (r >= 0)
 			return r;
@@ -1015,10 +1019,12 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		 */
 		if (i + 1 < n && !timeout && !(fl & (KERNEL_FLAGS | MSG_PEEK)) &&
 		    !u->rx.peeked_os && !vconf.socketxtreme) {
+			vdemux_defer_begin();
 			pthread_rwlock_rdlock(&u->lock);
 			if (u->natt == 1)
 				i += ring_take_many(u, v + i + 1, n - i - 1, fl);
 			pthread_rwlock_unlock(&u->lock);
+			vdemux_defer_end();
 		}
 	}
 	/* the kernel writes the time left back only after a datagram */
@@ -1073,7 +1079,8 @@ void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
 
 	frame_parse(d, &f);
 	uh = (const struct udphdr *)(f.payload - sizeof(*uh));
-	v = vhold_take(r, d->addr, (void *)f.payload, f.plen, u);
+	/* socketXtreme's buffers belong to no socket (hold.h) */
+	v = vhold_take(r, d->addr, (void *)f.payload, f.plen, NULL);
 	*c = (struct vma_completion_t){
 		.packet = { .num_bufs = 1, .total_len = (uint16_t)f.plen,
 			    .buff_lst = &v->b },
@@ -1092,8 +1099,7 @@ void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
 	u->st->rx_ring++;
 }
 
-/* The largest UDP payload over IPv4 (over IPv6: less) */
-#define XT_MAX_DGRAM	65507
+#define XT_MAX_DGRAM	65535	/* more than any UDP payload, v4 or v6 */
 
 unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
 			    unsigned int max, bool ready)
@@ -1111,7 +1117,7 @@ unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
 	    (!vconf.os_poll_ratio || !vos_turn(&u->rx.os_skip)))
 		return 0;
 	while (n < max) {
-		v = vhold_copy_claim(u);
+		v = vhold_copy_claim(NULL);
 		if (!v)
 			break;	/* all copies held: the kernel keeps the rest */
 		buf = malloc(XT_MAX_DGRAM);
@@ -1193,6 +1199,7 @@ unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 							 __ATOMIC_ACQUIRE));
 		return vudp_xt_kernel(u, c, max, false);
 	}
+	vdemux_defer_begin();
 	pthread_rwlock_rdlock(&u->lock);
 	for (i = 0; i < u->natt && n < max; i++) {
 		a = u->att[i];
@@ -1207,6 +1214,7 @@ unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
 		vdemux_callbacks(a->ring);
 	}
 	pthread_rwlock_unlock(&u->lock);
+	vdemux_defer_end();
 	if (n < max)
 		n += vudp_xt_kernel(u, c + n, max - n, false);
 	return n;

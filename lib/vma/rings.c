@@ -310,6 +310,15 @@ struct vringset *vrs_by_fd(int fd)
 	return r;
 }
 
+void vrs_each(void (*fn)(struct vringset *r))
+{
+	struct vringset *r;
+
+	/* as vrs_by_fd(): the list only grows, ring sets stay */
+	for (r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next)
+		fn(r);
+}
+
 void vrs_put(struct vringset *r)
 {
 	pthread_mutex_lock(&rings_lock);

@@ -86,6 +86,8 @@ struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
 void vrs_put(struct vringset *r) VMAK_HIDDEN;
 /* The ring set whose fd this is (a ring fd handed out), or NULL. */
 struct vringset *vrs_by_fd(int fd) VMAK_HIDDEN;
+/* fn on every ring set of the process (no lock held: it may take any). */
+void vrs_each(void (*fn)(struct vringset *r)) VMAK_HIDDEN;
 
 static inline int vrs_fd(const struct vringset *r)
 {

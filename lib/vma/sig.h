@@ -53,6 +53,26 @@ static inline void vsig_leave(void)
 	vsig_seen.depth = 0;
 }
 
+/*
+ * Program code the library calls (a receive callback) runs as if the
+ * program had made its calls itself: outside the library, so that what
+ * it calls goes through the library again. Returns the depth to restore.
+ */
+static inline int vsig_outside(void)
+{
+	int depth = vsig_seen.depth;
+
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	vsig_seen.depth = 0;
+	return depth;
+}
+
+static inline void vsig_inside(int depth)
+{
+	vsig_seen.depth = depth;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
 int vsig_action(int sig, const struct sigaction *act, struct sigaction *oact)
 	VMAK_HIDDEN;
 typedef void (*vsig_handler)(int);

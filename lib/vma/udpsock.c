@@ -19,6 +19,7 @@
 #include "sys.h"
 #include "stats.h"
 #include "addr.h"
+#include "hold.h"
 #include "udp.h"
 
 static struct vfd_pool pool = VFD_POOL_INIT(struct vudp);
@@ -28,6 +29,8 @@ static void udp_destroy(struct vfd *f)
 	struct vudp *u = vudp_of(f);
 
 	vudp_detach_all(u);	/* normally gone with the last fd already */
+	/* its zero-copy packets: nobody can free_packets() them now */
+	vhold_release_owner(u);
 	vwait_destroy(&u->w);
 	if (u->own_fd)
 		vfd_close_internal(u->fd);

@@ -339,12 +339,10 @@ int vxt_poll(int fd, struct vma_completion_t *c, unsigned int n, int flags)
 	(void)flags;	/* libvma takes none either */
 	if (off())
 		return -1;
-	if (!c && n) {
+	if (!c || !n) {		/* libvma: EINVAL for either */
 		errno = EINVAL;
 		return -1;
 	}
-	if (!n)
-		return 0;
 	f = vfd_get_or_internal(fd, &internal);
 	if (f) {
 		if (f->ops == &vudp_ops)

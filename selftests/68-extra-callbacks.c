@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Receive callbacks are program code (extra-api-1 review, X-H1..X-H3):
+ * whatever a callback calls goes through the library as the program's own
+ * calls do, on every path that runs callbacks, and no path holds a lock
+ * of the library's while one runs. Like 65, this file includes only the C
+ * library and <mellanox/vma_extra.h>; it runs preloaded and, built as
+ * 69-linked-extra-callbacks, linked with -lvmak. Receivers are user
+ * nobody in netns sb, the sender root in sa.
+ *
+ *   each path (recv, recvmsg, recvmmsg, poll, select, epoll_wait, and
+ *     socketxtreme_poll on a socket, a ring and an epoll fd) runs a
+ *     callback that sets an option, sends, adds its socket to an epoll set
+ *     and takes it out, and closes it: each call does what it does outside
+ *     a callback, and nothing hangs (an alarm turns a hang into a failure)
+ *   a callback's receive on another socket of the ring sees the ring's
+ *     datagram, not only the kernel socket's
+ *   a callback that closes its fd and opens another file: the receive that
+ *     ran it never reads the new file
+ *   packets held at close go back to the ring (zero copy, a callback's
+ *     HOLD); socketXtreme's buffers stay the program's until freed
+ */
+#include <stdatomic.h>
+
+#include "preload.h"
+#include <mellanox/vma_extra.h>
+
+#define PORT_A	32100
+#define PORT_B	32101
+
+/* What the callback's own calls returned (errno for a failure). */
+struct inner {
+	atomic_int calls;
+	int fd;			/* the socket it closes */
+	int ep;			/* a set it adds the socket to and removes */
+	int opt, opt_err, sent, sent_err, add, add_err, del, del_err, cl;
+	int other;		/* recv() on PORT_B's socket, or -2 if unused */
+	int other_err;
+	int reopen;		/* open /dev/null right after close() */
+	vma_recv_callback_retval_t ret;
+};
+
+static struct inner in;
+
+static vma_recv_callback_retval_t cb(int fd, size_t sz_iov, struct iovec iov[],
+				     struct vma_info_t *info, void *ctx)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(PORT_A) };
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct inner *x = ctx;
+	uint64_t ud = 77;
+	char buf[64];
+
+	(void)fd;
+	(void)sz_iov;
+	(void)iov;
+	(void)info;
+	if (atomic_fetch_add(&x->calls, 1))
+		return VMA_PACKET_DROP;	/* once: the socket is gone after */
+	inet_pton(AF_INET, "10.8.0.1", &to.sin_addr);
+	x->opt = setsockopt(x->fd, SOL_SOCKET, SO_VMA_USER_DATA, &ud, sizeof(ud));
+	x->opt_err = errno;
+	x->sent = (int)sendto(x->fd, "cb", 2, 0, (void *)&to, sizeof(to));
+	x->sent_err = errno;
+	if (x->ep >= 0) {
+		x->add = epoll_ctl(x->ep, EPOLL_CTL_ADD, x->fd, &ev);
+		x->add_err = errno;
+		x->del = epoll_ctl(x->ep, EPOLL_CTL_DEL, x->fd, NULL);
+		x->del_err = errno;
+	}
+	if (x->other >= 0) {
+		x->other = (int)recv(x->other, buf, sizeof(buf), MSG_DONTWAIT);
+		x->other_err = errno;
+	}
+	x->cl = close(x->fd);
+	if (x->reopen)
+		x->reopen = open("/dev/null", O_RDONLY);
+	return x->ret;
+}
+
+/* The path a callback runs on. */
+enum path { P_RECV, P_RECVMSG, P_RECVMMSG, P_POLL, P_SELECT, P_EPOLL,
+	    P_XT_SOCKET, P_XT_RING, P_XT_EPOLL };
+
+static bool xt(enum path p)
+{
+	return p >= P_XT_SOCKET;
+}
+
+/*
+ * One turn of the path on fd (its ring fd rfd, an epoll set ep holding
+ * it): what runs the callback. Returns the call's result.
+ */
+static int run_path(enum path p, int fd, int rfd, int ep,
+		    struct vma_api_t *api)
+{
+	struct vma_completion_t c[8];
+	struct pollfd pf = { .fd = fd, .events = POLLIN };
+	struct epoll_event ev[4];
+	struct timeval tv = { 0, 200000 };
+	char buf[256];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct mmsghdr mm = { .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
+	fd_set rs;
+
+	switch (p) {
+	case P_RECV:
+		return (int)recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	case P_RECVMSG:
+		return (int)recvmsg(fd, &mm.msg_hdr, MSG_DONTWAIT);
+	case P_RECVMMSG:
+		return recvmmsg(fd, &mm, 1, MSG_DONTWAIT, NULL);
+	case P_POLL:
+		return poll(&pf, 1, 200);
+	case P_SELECT:
+		FD_ZERO(&rs);
+		FD_SET(fd, &rs);
+		return select(fd + 1, &rs, NULL, NULL, &tv);
+	case P_EPOLL:
+		return epoll_wait(ep, ev, 4, 200);
+	case P_XT_SOCKET:
+		return api->socketxtreme_poll(fd, c, 8, 0);
+	case P_XT_RING:
+		return api->socketxtreme_poll(rfd, c, 8, 0);
+	case P_XT_EPOLL:
+		return api->socketxtreme_poll(ep, c, 8, 0);
+	}
+	return -1;
+}
+
+/*
+ * The socket's ring exists once a datagram came through it: one sent and
+ * read (or polled and freed) before the callback is registered.
+ */
+static int first_through_ring(struct __test_metadata *_metadata, int cmd,
+			      int done, struct vma_api_t *api, int fd, bool xtm)
+{
+	struct vma_completion_t c[4];
+	char buf[64];
+	int n = 0, k, rfd = -1;
+
+	send_n(cmd, done, PORT_A, 1, 24);
+	for (k = 0; k < 500 && n <= 0; k++, usleep(2000))
+		n = xtm ? api->socketxtreme_poll(fd, c, 4, 0) :
+			  (int)recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	EXPECT_EQ(xtm ? 1 : 24, n);
+	if (xtm && n == 1)
+		EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
+	EXPECT_EQ(1, api->get_socket_rings_fds(fd, &rfd, 1));
+	return rfd;
+}
+
+/*
+ * Each path in turn, a socket of its own (one process: socketXtreme or
+ * not, as VMA_SOCKETXTREME said at the first socket).
+ */
+static void every_path(struct __test_metadata *_metadata, int cmd, int done,
+		       enum path first, enum path last)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct vma_api_t *api = vma_get_api();
+	int fd, rfd, ep, rc;
+	socklen_t len;
+	uint64_t ud;
+	enum path p;
+
+	for (p = first; p <= last; p++) {
+		fd = udp_bound(PORT_A);
+		ASSERT_GE(fd, 0);
+		ep = epoll_create1(0);
+		ASSERT_GE(ep, 0);
+		ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+		rfd = first_through_ring(_metadata, cmd, done, api, fd, xt(p));
+		in = (struct inner){ .fd = fd, .ep = epoll_create1(0),
+				     .other = -2, .ret = VMA_PACKET_DROP };
+		ASSERT_EQ(0, api->register_recv_callback(fd, cb, &in));
+		send_n(cmd, done, PORT_A, 1, 24);
+		usleep(100000);
+		alarm(5);	/* a callback that deadlocks fails the test */
+		rc = run_path(p, fd, rfd, ep, api);
+		alarm(0);
+		EXPECT_EQ(1, atomic_load(&in.calls)) TH_LOG("path %d", p);
+		/* each call as the program's own: the library's */
+		EXPECT_EQ(0, in.opt) TH_LOG("path %d: setsockopt: %s", p,
+					    strerror(in.opt_err));
+		EXPECT_EQ(2, in.sent) TH_LOG("path %d: sendto: %s", p,
+					     strerror(in.sent_err));
+		EXPECT_EQ(0, in.add) TH_LOG("path %d: epoll_ctl ADD: %s", p,
+					    strerror(in.add_err));
+		EXPECT_EQ(0, in.del) TH_LOG("path %d: epoll_ctl DEL: %s", p,
+					    strerror(in.del_err));
+		EXPECT_EQ(0, in.cl) TH_LOG("path %d", p);
+		/* the socket is closed: its number is nobody's now */
+		len = sizeof(ud);
+		EXPECT_EQ(-1, getsockopt(fd, SOL_SOCKET, SO_VMA_USER_DATA, &ud,
+					 &len));
+		EXPECT_EQ(EBADF, errno);
+		TH_LOG("path %d returned %d", p, rc);
+		close(in.ep);
+		close(ep);
+	}
+}
+
+TEST_F(pre, a_callback_may_make_any_call_on_every_receive_path)
+{
+	every_path(_metadata, self->cmd, self->done, P_RECV, P_EPOLL);
+}
+
+TEST_F(pre, a_callback_may_make_any_call_from_socketxtreme_poll)
+{
+	setenv("VMA_SOCKETXTREME", "1", 1);	/* before the first socket */
+	every_path(_metadata, self->cmd, self->done, P_XT_SOCKET, P_XT_EPOLL);
+}
+
+/*
+ * A callback's receive on another socket of the same ring finds the
+ * datagram the ring brought it (X-H3: it read only the kernel socket).
+ */
+TEST_F(pre, a_callback_receives_from_another_socket_through_the_ring)
+{
+	struct vma_api_t *api = vma_get_api();
+	int a = udp_bound(PORT_A), b = udp_bound(PORT_B);
+	char buf[64];
+
+	ASSERT_GE(a, 0);
+	ASSERT_GE(b, 0);
+	first_through_ring(_metadata, self->cmd, self->done, api, a, false);
+	in = (struct inner){ .fd = dup(a), .ep = -1, .other = b,
+			     .ret = VMA_PACKET_RECV };
+	ASSERT_EQ(0, api->register_recv_callback(a, cb, &in));
+	send_n(self->cmd, self->done, PORT_B, 1, 24);	/* waits in the ring */
+	usleep(100000);
+	send_n(self->cmd, self->done, PORT_A, 1, 24);
+	usleep(100000);
+	alarm(5);
+	EXPECT_EQ(24, recv(a, buf, sizeof(buf), MSG_DONTWAIT));
+	alarm(0);
+	EXPECT_EQ(1, atomic_load(&in.calls));
+	EXPECT_EQ(24, in.other) TH_LOG("recv on b: %s", strerror(in.other_err));
+	close(a);
+	close(b);
+}
+
+/*
+ * A callback closes the socket it runs for and opens a file, which takes
+ * the socket's number: the receive that ran it reads the socket it was
+ * called on (or fails as on a closed socket), never the new file.
+ */
+TEST_F(pre, a_callback_that_closes_and_reopens_its_number)
+{
+	struct vma_api_t *api = vma_get_api();
+	int fd = udp_bound(PORT_A);
+	char buf[64];
+	ssize_t n;
+
+	ASSERT_GE(fd, 0);
+	first_through_ring(_metadata, self->cmd, self->done, api, fd, false);
+	in = (struct inner){ .fd = fd, .ep = -1, .other = -2, .reopen = 1,
+			     .ret = VMA_PACKET_RECV };
+	ASSERT_EQ(0, api->register_recv_callback(fd, cb, &in));
+	send_n(self->cmd, self->done, PORT_A, 1, 24);
+	usleep(100000);
+	alarm(5);
+	n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	alarm(0);
+	EXPECT_EQ(1, atomic_load(&in.calls));
+	EXPECT_EQ(fd, in.reopen);	/* the number went to /dev/null */
+	if (n < 0) {
+		EXPECT_TRUE(errno == EAGAIN || errno == EBADF) TH_LOG("%s",
+			strerror(errno));
+	} else {
+		EXPECT_EQ(24, n);
+	}
+	close(in.reopen);
+}
+
+/*
+ * Up to 100 datagrams queued for fd, by recvfrom_zcopy(): how many came
+ * without a copy (*got: how many in all). Their packet ids into ids[]
+ * (NULL for a copy), or given back at once with ids NULL.
+ */
+static int zc_take(struct vma_api_t *api, int fd, void **ids, bool give_back,
+		   int *got)
+{
+	struct vma_packets_t *p;
+	char buf[256];
+	int i, flags, zc = 0;
+
+	for (i = 0; i < 100; i++) {
+		flags = MSG_DONTWAIT;
+		if (ids)
+			ids[i] = NULL;
+		if (api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags, NULL,
+					NULL) < 0)
+			break;
+		if (!(flags & MSG_VMA_ZCOPY))
+			continue;
+		p = (struct vma_packets_t *)buf;
+		if (ids)
+			ids[i] = p->pkts[0].packet_id;
+		if (give_back && api->free_packets(fd, p->pkts, 1))
+			return -1;
+		zc++;
+	}
+	*got = i;
+	return zc;
+}
+
+/*
+ * Packets held when their socket closes go back to the ring: zero-copy
+ * packets (nobody can free_packets() them any more) and a callback's HOLD
+ * on a socket it closed. With 128 chunks a ring, six rounds of 100 held
+ * and closed would leave the ring none; each round's datagrams must still
+ * come through the ring, without a copy.
+ */
+TEST_F(pre, packets_held_at_close_go_back)
+{
+	struct vma_api_t *api;
+	char buf[256];
+	void *ids[100];
+	int round, i, fd, zc;
+
+	setenv("VMA_RX_WRE", "128", 1);
+	api = vma_get_api();
+	for (round = 0; round < 6; round++) {
+		fd = udp_bound(PORT_A);
+		ASSERT_GE(fd, 0);
+		send_n(self->cmd, self->done, PORT_A, 100, 24);
+		usleep(50000);
+		zc = zc_take(api, fd, ids, false, &i);
+		/* the first round may still be finding its ring */
+		if (round) {
+			EXPECT_EQ(100, zc) TH_LOG("round %d", round);
+		} else {
+			EXPECT_EQ(100, i);
+		}
+		close(fd);
+	}
+	/* what went back at close is nobody's: freeing it again fails */
+	fd = udp_bound(PORT_A);
+	ASSERT_GE(fd, 0);
+	for (i = 0; i < 100; i++)
+		if (ids[i]) {
+			EXPECT_EQ(-1, api->free_packets(fd,
+				(struct vma_packet_t *)&ids[i], 1));
+			break;
+		}
+	/* a callback that closes its socket and holds: the chunk comes back */
+	for (round = 0; round < 150; round++) {
+		in = (struct inner){ .fd = fd, .ep = -1, .other = -2,
+				     .ret = VMA_PACKET_HOLD };
+		ASSERT_EQ(0, api->register_recv_callback(fd, cb, &in));
+		send_n(self->cmd, self->done, PORT_A, 1, 24);
+		for (i = 0; i < 200 && !atomic_load(&in.calls); i++) {
+			recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+			usleep(1000);
+		}
+		ASSERT_EQ(1, atomic_load(&in.calls)) TH_LOG("round %d", round);
+		fd = udp_bound(PORT_A);
+		ASSERT_GE(fd, 0);
+	}
+	send_n(self->cmd, self->done, PORT_A, 100, 24);
+	usleep(50000);
+	zc = zc_take(api, fd, NULL, true, &i);
+	EXPECT_EQ(100, zc);
+	close(fd);
+}
+
+/*
+ * socketXtreme's buffers are the program's until it frees them, even past
+ * their socket's close (libvma's are too): freed after close, once.
+ */
+TEST_F(pre, socketxtreme_buffers_outlive_their_socket)
+{
+	struct vma_completion_t c[8];
+	struct vma_api_t *api;
+	int fd, n = 0, k;
+
+	setenv("VMA_SOCKETXTREME", "1", 1);
+	fd = udp_bound(PORT_A);
+	ASSERT_GE(fd, 0);
+	api = vma_get_api();
+	send_n(self->cmd, self->done, PORT_A, 1, 24);
+	for (k = 0; k < 500 && n <= 0; k++, usleep(2000))
+		n = api->socketxtreme_poll(fd, c, 8, 0);
+	ASSERT_EQ(1, n);
+	close(fd);
+	EXPECT_EQ(24, c[0].packet.buff_lst->len);
+	EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
+	EXPECT_EQ(-1, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+int main(int argc, char **argv)
+{
+	if (getuid() == 0)
+		netns_up();
+	return test_harness_run(argc, argv);
+}
