@@ -18,6 +18,9 @@
  *     accept and readiness
  *   ring fds, SO_VMA_USER_DATA, SO_VMA_FLOW_TAG, SO_VMA_SHUTDOWN_RX
  */
+#include <time.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <netinet/tcp.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -39,14 +42,6 @@ static void rcvtimeo(int fd, int sec)
 	struct timeval tv = { .tv_sec = sec };
 
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-}
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* The sequence number the sender puts first in each datagram. */
@@ -739,6 +734,284 @@ TEST_F(pre, socketxtreme_tcp_accepts_and_reports_readiness)
 	close(cl);
 	close(l);
 	close(ep);
+}
+
+/*
+ * The ring form in arrival order across the ring's sockets (extra-api-1
+ * X-M2: a poll of one completion at a time gave A0, A1, B0, A2, one
+ * socket per turn), as libvma takes one completion per CQE.
+ */
+TEST_F(pre, socketxtreme_ring_keeps_arrival_order_across_sockets)
+{
+	struct vma_completion_t c[1];
+	struct vma_api_t *api;
+	int a, b, rfd, k, n, got = 0;
+	uint64_t ud;
+	char order[8];
+
+	setenv("VMA_SOCKETXTREME", "1", 1);	/* before the first socket */
+	a = udp_bound(32030);
+	b = udp_bound(32031);
+	ASSERT_GE(a, 0);
+	ASSERT_GE(b, 0);
+	api = vma_get_api();
+	ud = 'A';
+	ASSERT_EQ(0, setsockopt(a, SOL_SOCKET, SO_VMA_USER_DATA, &ud, sizeof(ud)));
+	ud = 'B';
+	ASSERT_EQ(0, setsockopt(b, SOL_SOCKET, SO_VMA_USER_DATA, &ud, sizeof(ud)));
+	rfd = xt_first(self->cmd, self->done, api, a, 32030);
+	ASSERT_GE(rfd, 0);
+	send_n(self->cmd, self->done, 32030, 3, 24);
+	send_n(self->cmd, self->done, 32031, 1, 24);
+	usleep(100000);
+	for (k = 0; k < 500 && got < 4; k++) {
+		n = api->socketxtreme_poll(rfd, c, 1, 0);
+		ASSERT_GE(n, 0);
+		if (!n) {
+			usleep(1000);
+			continue;
+		}
+		order[got] = (char)c[0].user_data;
+		order[got + 1] = 0;
+		if (c[0].user_data == 'A')
+			EXPECT_EQ(got, (int)seq_of(c[0].packet.buff_lst->payload));
+		EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
+		got++;
+	}
+	ASSERT_EQ(4, got);
+	EXPECT_STREQ("AAAB", order);
+	close(a);
+	close(b);
+}
+
+static void *accept_all(void *arg)
+{
+	int l = *(int *)arg, fd;
+
+	while ((fd = accept(l, NULL, NULL)) >= 0 || errno == EINTR ||
+	       errno == ECONNABORTED)
+		if (fd >= 0)
+			close(fd);
+	return NULL;
+}
+
+/*
+ * socketXtreme accepts a blocking listener's connections without ever
+ * waiting for one (X-M3): another thread accepting from the same
+ * listener takes some between the poll and the accept. A poll that
+ * blocked would hold the epoll set's lock and hang until the alarm.
+ */
+TEST_F(pre, socketxtreme_accept_never_blocks)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct vma_completion_t c[8];
+	struct vma_api_t *api;
+	socklen_t len = sizeof(a);
+	int l, ep, cl, i, k, n, mine = 0;
+	pthread_t t;
+
+	setenv("VMA_SOCKETXTREME", "1", 1);
+	api = vma_get_api();
+	l = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_GE(l, 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ASSERT_EQ(0, bind(l, (void *)&a, sizeof(a)));
+	ASSERT_EQ(0, getsockname(l, (void *)&a, &len));
+	ASSERT_EQ(0, listen(l, 256));
+	ep = epoll_create1(0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, l, &ev));
+	ASSERT_EQ(0, pthread_create(&t, NULL, accept_all, &l));
+	alarm(20);
+	for (i = 0; i < 200; i++) {
+		cl = socket(AF_INET, SOCK_STREAM, 0);
+		ASSERT_EQ(0, connect(cl, (void *)&a, sizeof(a)));
+		for (k = 0; k < 4; k++) {
+			n = api->socketxtreme_poll(i & 1 ? ep : l, c, 8, 0);
+			ASSERT_GE(n, 0);
+			while (n-- > 0)
+				if (c[n].events & VMA_SOCKETXTREME_NEW_CONNECTION_ACCEPTED) {
+					close((int)c[n].user_data);
+					mine++;
+				}
+		}
+		close(cl);
+	}
+	alarm(0);
+	TH_LOG("%d of 200 connections accepted by socketxtreme_poll", mine);
+	shutdown(l, SHUT_RDWR);
+	pthread_join(t, NULL);
+	close(ep);
+	close(l);
+}
+
+/*
+ * A socket's default user data is its fd, and follows it (X-M5): after
+ * dup2(fd, 100) and close(fd), completions name 100, never fd's number,
+ * which a pipe now holds.
+ */
+TEST_F(pre, socketxtreme_user_data_follows_the_fd)
+{
+	struct vma_completion_t c[4];
+	struct vma_api_t *api;
+	int fd, p[2], n = 0, k;
+
+	setenv("VMA_SOCKETXTREME", "1", 1);
+	fd = udp_bound(32032);
+	ASSERT_GE(fd, 0);
+	api = vma_get_api();
+	ASSERT_GE(xt_first(self->cmd, self->done, api, fd, 32032), 0);
+	ASSERT_EQ(100, dup2(fd, 100));
+	ASSERT_EQ(0, close(fd));
+	ASSERT_EQ(0, pipe(p));
+	EXPECT_EQ(fd, p[0]);	/* the number is the pipe's now */
+	send_n(self->cmd, self->done, 32032, 1, 24);
+	for (k = 0; k < 500 && n <= 0; k++, usleep(2000))
+		n = api->socketxtreme_poll(100, c, 4, 0);
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(100, c[0].user_data);
+	EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
+	close(p[0]);
+	close(p[1]);
+	close(100);
+}
+
+/*
+ * A program asleep on a ring fd wakes for what reaches the kernel socket
+ * of a socket on that ring (X-M1: a local sender, here; IP fragments and
+ * what a full ring passes on come the same way), in poll() and in
+ * epoll_wait(), and the ring's poll then hands it out.
+ */
+TEST_F(pre, socketxtreme_ring_fd_wakes_for_the_kernel_socket)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET,
+				  .sin_port = htons(32033) };
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct vma_completion_t c[4];
+	struct vma_api_t *api;
+	int fd, lo, rfd, ep, round, k, n;
+	struct pollfd p;
+
+	setenv("VMA_SOCKETXTREME", "1", 1);
+	fd = udp_bound(32033);
+	ASSERT_GE(fd, 0);
+	api = vma_get_api();
+	rfd = xt_first(self->cmd, self->done, api, fd, 32033);
+	ASSERT_GE(rfd, 0);
+	inet_pton(AF_INET, ADDR_B, &me.sin_addr);
+	lo = socket(AF_INET, SOCK_DGRAM, 0);
+	ep = epoll_create1(0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, rfd, &ev));
+	for (round = 0; round < 2; round++) {
+		ASSERT_EQ(5, sendto(lo, "local", 5, 0, (void *)&me, sizeof(me)));
+		if (round == 0) {
+			p = (struct pollfd){ .fd = rfd, .events = POLLIN };
+			EXPECT_EQ(1, poll(&p, 1, 2000));
+		} else {
+			EXPECT_EQ(1, epoll_wait(ep, &ev, 1, 2000));
+		}
+		/* the ring form reads kernel sockets on its turn */
+		for (n = k = 0; k < 1000 && !n; k++)
+			n = api->socketxtreme_poll(rfd, c, 4, 0);
+		ASSERT_EQ(1, n) TH_LOG("round %d", round);
+		EXPECT_EQ(5, c[0].packet.total_len);
+		EXPECT_EQ(0, api->socketxtreme_free_vma_packets(&c[0].packet, 1));
+	}
+	close(ep);
+	close(lo);
+	close(fd);
+}
+
+/* The control message of a datagram read with recvmsg(), or NULL. */
+static struct cmsghdr *recv_cmsg(int fd, char *cbuf, size_t clen, int type)
+{
+	char buf[256];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1,
+			    .msg_control = cbuf, .msg_controllen = clen };
+	struct cmsghdr *c;
+
+	if (recvmsg(fd, &m, 0) < 0)
+		return NULL;
+	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == type)
+			return c;
+	return NULL;
+}
+
+static double ts_sec(const struct timespec *t)
+{
+	return t->tv_sec + t->tv_nsec / 1e9;
+}
+
+/*
+ * SO_TIMESTAMP, SO_TIMESTAMPNS and software SO_TIMESTAMPING keep a socket
+ * on its rings with no variable set: the ring's stamp comes in the
+ * kernel's control messages (the host's clock, between the send and the
+ * receive), a zero copy is still one (the socket stayed), and a callback
+ * is told the same stamp.
+ */
+TEST_F(pre, timestamps_keep_a_socket_on_its_rings)
+{
+	struct vma_api_t *api = vma_get_api();
+	int fd = udp_bound(32034), on = 1, flags, mode;
+	struct timespec before, after, *tp;
+	struct scm_timestamping *st;
+	struct timeval *tv;
+	char cbuf[256], buf[256];
+	struct cmsghdr *c;
+
+	ASSERT_GE(fd, 0);
+	rcvtimeo(fd, 3);
+	for (mode = 0; mode < 3; mode++) {
+		if (mode == 0) {
+			ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_TIMESTAMP, &on, sizeof(on)));
+		} else if (mode == 1) {
+			ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)));
+		} else {
+			int f = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE, off = 0;
+
+			ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &off, sizeof(off)));
+			ASSERT_EQ(0, setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &f, sizeof(f)));
+		}
+		clock_gettime(CLOCK_REALTIME, &before);
+		send_n(self->cmd, self->done, 32034, 2, 24);
+		c = recv_cmsg(fd, cbuf, sizeof(cbuf), mode == 0 ? SO_TIMESTAMP :
+			      mode == 1 ? SO_TIMESTAMPNS : SO_TIMESTAMPING);
+		clock_gettime(CLOCK_REALTIME, &after);
+		ASSERT_NE(NULL, c) TH_LOG("mode %d", mode);
+		if (mode == 0) {
+			struct timespec t;
+
+			EXPECT_EQ(CMSG_LEN(sizeof(*tv)), c->cmsg_len);
+			tv = (struct timeval *)CMSG_DATA(c);
+			t.tv_sec = tv->tv_sec;
+			t.tv_nsec = tv->tv_usec * 1000;
+			EXPECT_GE(ts_sec(&t), ts_sec(&before) - 1e-6);
+			EXPECT_LE(ts_sec(&t), ts_sec(&after));
+		} else if (mode == 1) {
+			EXPECT_EQ(CMSG_LEN(sizeof(*tp)), c->cmsg_len);
+			tp = (struct timespec *)CMSG_DATA(c);
+			EXPECT_GE(ts_sec(tp), ts_sec(&before));
+			EXPECT_LE(ts_sec(tp), ts_sec(&after));
+		} else {
+			EXPECT_EQ(CMSG_LEN(sizeof(*st)), c->cmsg_len);
+			st = (struct scm_timestamping *)CMSG_DATA(c);
+			EXPECT_GE(ts_sec(&st->ts[0]), ts_sec(&before));
+			EXPECT_LE(ts_sec(&st->ts[0]), ts_sec(&after));
+			EXPECT_EQ(0, st->ts[1].tv_sec);
+			EXPECT_EQ(0, st->ts[2].tv_sec);
+		}
+		/* still on the rings: the second one without a copy */
+		flags = 0;
+		EXPECT_EQ(24, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags,
+						  NULL, NULL));
+		EXPECT_TRUE(flags & MSG_VMA_ZCOPY) TH_LOG("mode %d", mode);
+		if (flags & MSG_VMA_ZCOPY)
+			EXPECT_EQ(0, api->free_packets(fd,
+				((struct vma_packets_t *)buf)->pkts, 1));
+	}
+	close(fd);
 }
 
 int main(int argc, char **argv)

@@ -21,6 +21,7 @@
  *     HOLD); socketXtreme's buffers stay the program's until freed
  */
 #include <stdatomic.h>
+#include <time.h>
 
 #include "preload.h"
 #include <mellanox/vma_extra.h>
@@ -37,6 +38,10 @@ struct inner {
 	int other;		/* recv() on PORT_B's socket, or -2 if unused */
 	int other_err;
 	int reopen;		/* open /dev/null right after close() */
+	bool connect;		/* connect() instead of close() */
+	int conn;		/* what it returned */
+	void *id;		/* the packet's id, its payload's sequence */
+	uint32_t seq;
 	vma_recv_callback_retval_t ret;
 };
 
@@ -54,8 +59,6 @@ static vma_recv_callback_retval_t cb(int fd, size_t sz_iov, struct iovec iov[],
 
 	(void)fd;
 	(void)sz_iov;
-	(void)iov;
-	(void)info;
 	if (atomic_fetch_add(&x->calls, 1))
 		return VMA_PACKET_DROP;	/* once: the socket is gone after */
 	inet_pton(AF_INET, "10.8.0.1", &to.sin_addr);
@@ -72,6 +75,12 @@ static vma_recv_callback_retval_t cb(int fd, size_t sz_iov, struct iovec iov[],
 	if (x->other >= 0) {
 		x->other = (int)recv(x->other, buf, sizeof(buf), MSG_DONTWAIT);
 		x->other_err = errno;
+	}
+	x->id = info->packet_id;
+	memcpy(&x->seq, iov[0].iov_base, sizeof(x->seq));
+	if (x->connect) {
+		x->conn = connect(x->fd, (void *)&to, sizeof(to));
+		return x->ret;
 	}
 	x->cl = close(x->fd);
 	if (x->reopen)
@@ -365,6 +374,112 @@ TEST_F(pre, packets_held_at_close_go_back)
 	zc = zc_take(api, fd, NULL, true, &i);
 	EXPECT_EQ(100, zc);
 	close(fd);
+}
+
+/*
+ * A HOLD stays the socket's when the callback moves it off the ring
+ * (connect() after bind() retires its rule): the packet is freed by
+ * free_packets(), its payload intact until then (it used to go back to
+ * the ring at once, under the reader).
+ */
+TEST_F(pre, a_hold_stays_when_the_callback_moves_its_socket)
+{
+	struct vma_api_t *api = vma_get_api();
+	int fd = udp_bound(PORT_A);
+	struct vma_packet_t pk;
+	char buf[64];
+	uint32_t seq;
+
+	ASSERT_GE(fd, 0);
+	first_through_ring(_metadata, self->cmd, self->done, api, fd, false);
+	in = (struct inner){ .fd = fd, .ep = -1, .other = -2, .connect = true,
+			     .ret = VMA_PACKET_HOLD };
+	ASSERT_EQ(0, api->register_recv_callback(fd, cb, &in));
+	send_n(self->cmd, self->done, PORT_A, 1, 24);
+	usleep(100000);
+	alarm(5);
+	recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	alarm(0);
+	ASSERT_EQ(1, atomic_load(&in.calls));
+	EXPECT_EQ(0, in.conn);
+	ASSERT_NE(NULL, in.id);
+	/* more datagrams through the ring meanwhile: the chunk is not theirs */
+	ASSERT_EQ(0, api->register_recv_callback(fd, NULL, NULL));
+	send_n(self->cmd, self->done, PORT_A, 200, 24);
+	usleep(100000);
+	/* a packet id is its vma_buff_t; no payload: it was never held */
+	ASSERT_NE(NULL, ((struct vma_buff_t *)in.id)->payload);
+	memcpy(&seq, ((struct vma_buff_t *)in.id)->payload, sizeof(seq));
+	EXPECT_EQ(in.seq, seq);
+	pk.packet_id = in.id;
+	EXPECT_EQ(0, api->free_packets(fd, &pk, 1));
+	close(fd);
+}
+
+/* A busy-waiting callback: a socket on the ring that is kept busy. */
+static vma_recv_callback_retval_t slow_cb(int fd, size_t sz_iov,
+					  struct iovec iov[],
+					  struct vma_info_t *info, void *ctx)
+{
+	double end = mono() + 100e-6;
+
+	(void)fd;
+	(void)sz_iov;
+	(void)iov;
+	(void)info;
+	atomic_fetch_add((atomic_int *)ctx, 1);
+	while (mono() < end)
+		;
+	return VMA_PACKET_DROP;
+}
+
+/*
+ * Another socket's callbacks keep running while a stream comes in: a
+ * non-blocking receive and a short epoll_wait() on a quiet socket of the
+ * same ring still return, each after one look.
+ */
+TEST_F(pre, a_busy_callback_on_the_ring_does_not_hold_up_other_calls)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct vma_api_t *api = vma_get_api();
+	int a = udp_bound(PORT_A), b = udp_bound(PORT_B), ep, k;
+	atomic_int calls = 0;
+	double t0, worst_recv = 0, worst_wait = 0;
+	char buf[64];
+	pid_t pid;
+
+	ASSERT_GE(a, 0);
+	ASSERT_GE(b, 0);
+	first_through_ring(_metadata, self->cmd, self->done, api, a, false);
+	ep = epoll_create1(0);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, a, &ev));
+	ASSERT_EQ(0, api->register_recv_callback(b, slow_cb, &calls));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		send_n(self->cmd, self->done, PORT_B, 20000, 24);
+		_exit(0);
+	}
+	usleep(50000);
+	alarm(30);
+	for (k = 0; k < 20 && !waitpid(pid, NULL, WNOHANG); k++) {
+		t0 = mono();
+		EXPECT_EQ(-1, recv(a, buf, sizeof(buf), MSG_DONTWAIT));
+		if (mono() - t0 > worst_recv)
+			worst_recv = mono() - t0;
+		t0 = mono();
+		EXPECT_EQ(0, epoll_wait(ep, &ev, 1, 20));
+		if (mono() - t0 > worst_wait)
+			worst_wait = mono() - t0;
+	}
+	alarm(0);
+	TH_LOG("%d turns while %d callbacks ran: recv %.3f s, epoll_wait %.3f s at worst",
+	       k, atomic_load(&calls), worst_recv, worst_wait);
+	EXPECT_GT(k, 1);	/* several turns inside the stream */
+	waitpid(pid, NULL, 0);
+	close(ep);
+	close(a);
+	close(b);
 }
 
 /*

@@ -25,6 +25,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <stdlib.h>
@@ -65,6 +66,15 @@ __attribute__((constructor)) static void reexec(int argc, char **argv)
 	(void)lib;
 	(void)slash;
 #endif
+}
+
+/* Seconds on CLOCK_MONOTONIC. */
+static inline double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static inline int sh(const char *cmd)

@@ -190,7 +190,7 @@ VMAK_API int setsockopt(int fd, int level, int name, const void *val,
 
 	if (level == SOL_SOCKET && name == SO_VMA_USER_DATA &&
 	    !vfd_stale(fd) && vproc_init() && mark()) {
-		rc = vxt_user_data_plain(fd, val, len);
+		rc = vplain_user_data(fd, val, len);
 		unmark();
 		return rc;
 	}

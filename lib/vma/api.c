@@ -22,22 +22,7 @@
 #include "sys.h"
 #include "vma.h"
 #include "fd.h"
-#include "hold.h"
-#include "stats.h"
-#include "udp.h"
 #include "api.h"
-
-/* The socket behind fd, referenced, if it is an offloaded UDP socket. */
-static struct vudp *udp_get(int fd)
-{
-	struct vfd *f = vfd_get(fd);
-
-	if (f && f->ops == &vudp_ops)
-		return vudp_of(f);
-	if (f)
-		vfd_put(f);
-	return NULL;
-}
 
 static int fail(int err)
 {
@@ -45,25 +30,34 @@ static int fail(int err)
 	return -1;
 }
 
+/*
+ * fd's object, referenced, if has says its kind takes the call; else
+ * NULL. A ring fd's object is found too: the ring calls are ops of its
+ * kind.
+ */
+#define GET(fd, op) ({							\
+	bool internal_;							\
+	struct vfd *f_ = vfd_get_api(fd, &internal_);			\
+									\
+	if (f_ && !f_->ops->op) {					\
+		vfd_put(f_);						\
+		f_ = NULL;						\
+	}								\
+	f_;								\
+})
+
 /* ---- receive callback, zero copy ---- */
 
 static int register_recv_callback(int fd, vma_recv_callback_t cb, void *ctx)
 {
-	struct vudp *u = udp_get(fd);
+	struct vfd *f = GET(fd, recv_callback);
+	int rc;
 
-	if (!u)
-		return fail(EINVAL);
-	/* the context first: a drain that sees the new function uses it */
-	__atomic_store_n(&u->rxcb.ctx, ctx, __ATOMIC_RELAXED);
-	u->rxcb.fd = fd;
-	/* seq_cst, then the kick's look at the sleepers: a receive asleep
-	 * in a batch would run it late, so it is woken (recv.c's batch_begin)
-	 */
-	__atomic_store_n(&u->rxcb.fn, cb, __ATOMIC_SEQ_CST);
-	if (cb)
-		vwait_kick(&u->w);
-	vfd_put(&u->hdr);
-	return 0;
+	if (!f)
+		return fail(EINVAL);	/* libvma: not an offloaded socket */
+	rc = f->ops->recv_callback(f, fd, cb, ctx);
+	vfd_put(f);
+	return rc;
 }
 
 static bool is_dgram(int fd)
@@ -78,46 +72,36 @@ static bool is_dgram(int fd)
 static int recvfrom_zcopy(int fd, void *buf, size_t len, int *flags,
 			  struct sockaddr *from, socklen_t *fromlen)
 {
-	struct vudp *u;
+	struct vfd *f;
 	int in, rc;
 
 	if (!flags)
 		return fail(EINVAL);
 	in = *flags;
-	u = udp_get(fd);
-	if (!u && is_dgram(fd))	/* a UDP socket we leave: as libvma does */
-		return (int)vmak_sys_recvfrom(fd, buf, len, in, from, fromlen);
-	if (!u) {
-		/* TCP, which libvma would offload: a copy, never with FORCE */
-		*flags = in & ~(MSG_VMA_ZCOPY | MSG_VMA_ZCOPY_FORCE);
-		if (in & MSG_VMA_ZCOPY_FORCE)
-			return fail(EIO);
-		return (int)vmak_sys_recvfrom(fd, buf, len, *flags, from, fromlen);
+	f = GET(fd, recv_zcopy);
+	if (f) {
+		rc = f->ops->recv_zcopy(f, fd, buf, len, flags, from, fromlen);
+		vfd_put(f);
+		return rc;
 	}
-	rc = vudp_recv_zcopy(u, buf, len, flags, from, fromlen);
-	vfd_put(&u->hdr);
-	return rc;
+	if (is_dgram(fd))	/* a UDP socket we leave: as libvma does */
+		return (int)vmak_sys_recvfrom(fd, buf, len, in, from, fromlen);
+	/* TCP, which libvma would offload: a copy, never with FORCE */
+	*flags = in & ~(MSG_VMA_ZCOPY | MSG_VMA_ZCOPY_FORCE);
+	if (in & MSG_VMA_ZCOPY_FORCE)
+		return fail(EIO);
+	return (int)vmak_sys_recvfrom(fd, buf, len, *flags, from, fromlen);
 }
 
-/*
- * libvma's tests pass arrays of packet ids alone, 8 bytes each, for one
- * packet; the struct is 16 bytes: only packet_id is read, so both work.
- */
 static int free_packets(int fd, struct vma_packet_t *pkts, size_t count)
 {
-	struct vudp *u = udp_get(fd);
-	struct vbuf *v;
-	size_t i;
-	int rc = 0;
+	struct vfd *f = GET(fd, free_packets);
+	int rc;
 
-	if (!u)
+	if (!f)
 		return fail(EINVAL);
-	for (i = 0; i < count && !rc; i++) {
-		v = pkts ? vhold_find(pkts[i].packet_id) : NULL;
-		if (!v || v->owner != u || vhold_put(v) < 0)
-			rc = fail(ENOENT);
-	}
-	vfd_put(&u->hdr);
+	rc = f->ops->free_packets(f, pkts, count);
+	vfd_put(f);
 	return rc;
 }
 
@@ -138,61 +122,60 @@ static int thread_offload(int offload, pthread_t tid)
 
 static int dump_fd_stats(int fd, int level)
 {
-	struct vudp *u = udp_get(fd);
+	struct vfd *f = GET(fd, dump_stats);
 
-	if (!u)
+	if (!f)
 		return -1;	/* libvma: a socket it does not know */
-	if (level <= vlog_level)
-		vlog(level, "fd %d: %llu datagrams via rings, %llu via the kernel socket, %llu dropped, %llu sent via rings, %llu via the kernel socket; %u queued (%llu bytes), %u packets held",
-		     fd, (unsigned long long)u->st->rx_ring,
-		     (unsigned long long)u->st->rx_os,
-		     (unsigned long long)u->st->rx_drops,
-		     (unsigned long long)u->st->tx_ring,
-		     (unsigned long long)u->st->tx_os, vwait_ready(&u->w),
-		     (unsigned long long)vwait_bytes(&u->w), vhold_count());
-	vfd_put(&u->hdr);
+	f->ops->dump_stats(f, fd, level);
+	vfd_put(f);
 	return 0;
 }
 
 /* ---- rings ---- */
 
+/* In socketXtreme mode libvma gives a socket one ring, and says so. */
+static int rings_said(int n)
+{
+	return vconf.socketxtreme && n > 1 ? 1 : n;
+}
+
 static int get_socket_rings_num(int fd)
 {
-	struct vudp *u = udp_get(fd);
+	struct vfd *f = GET(fd, ring_fds);
 	int n;
 
-	if (!u)
+	if (!f)
 		return 0;	/* libvma: no rings */
-	n = vudp_ring_fds(u, NULL, 0);
-	vfd_put(&u->hdr);
-	return n;
+	n = f->ops->ring_fds(f, NULL, 0);
+	vfd_put(f);
+	return rings_said(n);
 }
 
 static int get_socket_rings_fds(int fd, int *fds, int n)
 {
-	struct vudp *u;
+	struct vfd *f;
 	int got;
 
 	if (n <= 0 || !fds)
 		return fail(EINVAL);
-	u = udp_get(fd);
-	if (!u)
+	f = GET(fd, ring_fds);
+	if (!f)
 		return 0;
-	got = vudp_ring_fds(u, fds, n);
-	vfd_put(&u->hdr);
-	return got < n ? got : n;
+	got = f->ops->ring_fds(f, fds, n);
+	vfd_put(f);
+	return rings_said(got < n ? got : n);
 }
 
 static int get_socket_tx_ring_fd(int fd, struct sockaddr *to, socklen_t tolen)
 {
-	struct vudp *u = udp_get(fd);
+	struct vfd *f = GET(fd, tx_ring_fd);
 	int rc;
 
-	if (!u)
+	if (!f)
 		return fail(EINVAL);
-	rc = to ? vudp_tx_ring_fd(u, to, tolen) : -EINVAL;
-	vfd_put(&u->hdr);
-	return rc < 0 ? fail(-rc) : rc;
+	rc = f->ops->tx_ring_fd(f, to, tolen);
+	vfd_put(f);
+	return rc;
 }
 
 /* ---- what vmak does not do yet: fails, bit clear ---- */

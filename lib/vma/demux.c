@@ -130,6 +130,24 @@ static void tab_remove(struct vringset *r, struct vatt *a)
 		}
 }
 
+/* The attachment whose front datagram came first, or NULL. */
+static struct vatt *first_front(struct vringset *r)
+{
+	struct vatt *a, *best = NULL;
+	uint32_t i;
+
+	for (i = 0; i < r->tab_size; i++) {
+		a = r->tab[i];
+		if (!a || a == TOMBSTONE || !a->qlen)
+			continue;
+		/* the sequence wraps: compare by difference */
+		if (!best || (int32_t)(vatt_q_peek(a)->seq -
+				       vatt_q_peek(best)->seq) < 0)
+			best = a;
+	}
+	return best;
+}
+
 unsigned int vdemux_each_front_locked(struct vringset *r,
 				      bool (*fn)(struct vatt *a,
 						 const struct vdgram *d,
@@ -137,23 +155,14 @@ unsigned int vdemux_each_front_locked(struct vringset *r,
 				      void *ctx, unsigned int max)
 {
 	unsigned int n = 0;
-	uint32_t i;
-	bool more = true;
 	struct vatt *a;
 
-	/* round after round, one datagram of each socket per round */
-	while (more && n < max && r->queued) {
-		more = false;
-		for (i = 0; i < r->tab_size && n < max && r->queued; i++) {
-			a = r->tab[i];
-			if (!a || a == TOMBSTONE || !a->qlen)
-				continue;
-			if (!fn(a, vatt_q_peek(a), ctx))
-				return n;
-			vatt_q_pop(a);
-			n++;
-			more = true;
-		}
+	/* in arrival order across the sockets, as the ring brought them */
+	while (n < max && r->queued && (a = first_front(r))) {
+		if (!fn(a, vatt_q_peek(a), ctx))
+			break;
+		vatt_q_pop(a);
+		n++;
 	}
 	return n;
 }
@@ -315,6 +324,7 @@ static uint32_t drain(struct vringset *r, direct_fn fn, void *ctx,
 		for (i = 0; i < n; i++) {
 			d = vmak_ring_rx_desc(rx, idx + i);
 			a = tab_find(r, d->cookie);
+			g.seq = r->seq++;
 			if (!to_dgram(d, &g)) {
 				r->drops++;
 				vrs_recycle_locked(r, d->addr);
@@ -406,6 +416,7 @@ static void cb_prepare(const struct vdgram *g, const struct vwait *w,
 struct cbrun {
 	struct vringset *r;
 	uint64_t addr;
+	struct vfd *pin;	/* the socket, while its callback runs */
 	bool in_cb;
 	bool ran;		/* a callback ran */
 };
@@ -420,6 +431,8 @@ static void cb_abandoned(void *arg)
 	vrs_recycle_locked(run->r, run->addr);
 	run->r->pend_running = false;
 	pthread_mutex_unlock(&run->r->lock);
+	if (run->pin)
+		vfd_put(run->pin);
 }
 
 /* One callback, as the program's code: outside the library, errno kept. */
@@ -439,7 +452,8 @@ static vma_recv_callback_retval_t cb_call(const struct vrxcb *cb,
 static bool run_now(struct vringset *r)
 {
 	vma_recv_callback_retval_t ret;
-	struct cbrun run = { r, 0, false, false };
+	struct cbrun run = { r, 0, NULL, false, false };
+	uint32_t *held;
 	struct vpend p;
 	struct cbcall c;
 	struct vrxcb cb;
@@ -465,28 +479,33 @@ static bool run_now(struct vringset *r)
 		}
 		cb = *a->cb;
 		cb.fn = __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE);
+		held = &a->cb->held;	/* the socket's, kept by the pin */
 		cb_prepare(&p.d, a->w, &c);
 		run.addr = p.d.addr;
+		/* its end waits for the callback: a HOLD stays the socket's */
+		run.pin = vfd_tryref(cb.obj) ? cb.obj : NULL;
 		run.in_cb = true;
 		pthread_mutex_unlock(&r->lock);
 		ret = cb_call(&cb, &c);
 		pthread_mutex_lock(&r->lock);
 		run.in_cb = false;
 		run.ran = true;
-		/*
-		 * The socket may have left the ring meanwhile (the callback
-		 * closed it): nobody could give a held chunk back, so it
-		 * goes back now, and a RECV is dropped as for a socket gone.
-		 */
+		/* a RECV for a socket that left the ring meanwhile: dropped */
 		a = tab_find(r, p.cookie);
-		if (a && a->cb->owner != cb.owner)
-			a = NULL;
-		if (ret == VMA_PACKET_HOLD && a)
+		if (ret == VMA_PACKET_HOLD && run.pin) {
 			vhold_take(r, p.d.addr, c.iov.iov_base, p.d.plen, cb.owner);
-		else if (ret == VMA_PACKET_DROP || ret == VMA_PACKET_HOLD)
+			__atomic_add_fetch(held, 1, __ATOMIC_RELAXED);
+		} else if (ret == VMA_PACKET_DROP || ret == VMA_PACKET_HOLD) {
 			vrs_recycle_locked(r, p.d.addr);
-		else
+		} else {
 			queue(r, a, &p.d);
+		}
+		if (run.pin) {	/* its last reference may end it: no lock */
+			pthread_mutex_unlock(&r->lock);
+			vfd_put(run.pin);
+			run.pin = NULL;
+			pthread_mutex_lock(&r->lock);
+		}
 	}
 	r->pend_running = false;
 	pthread_cleanup_pop(0);
@@ -559,7 +578,7 @@ bool vdemux_defer_end(void)
 
 void vdemux_atfork_child(void)
 {
-	later.depth = 0;
+	/* depth stays: a handler that forked inside a bracket returns to it */
 	later.n = 0;
 	later.all = false;
 }

@@ -25,6 +25,13 @@ struct vrxcb {
 	void *ctx;
 	int fd;			/* what the callback is told */
 	const void *owner;	/* the socket, for the chunks it holds */
+	/*
+	 * The socket's object: pinned while its callback runs, so that a
+	 * HOLD is the socket's even if it leaves the ring or closes
+	 * meanwhile (its end then gives the chunk back, hold.c).
+	 */
+	struct vfd *obj;
+	uint32_t held;		/* chunks handed out for it, about (atomic) */
 };
 
 /*
@@ -114,9 +121,10 @@ bool vdemux_defer_end(void) VMAK_HIDDEN;
 /* In the child of fork(): the forking thread's remembered ring sets. */
 void vdemux_atfork_child(void) VMAK_HIDDEN;
 /*
- * fn on the front datagram of each attachment of r in turn, while it
- * returns true (it took the datagram: the caller pops it) and max allows
- * (r->lock held). Returns how many were taken.
+ * fn on the front datagram of r's attachments in the order they came
+ * (across the sockets, as the ring brought them), while it returns true
+ * (it took the datagram: the caller pops it) and max allows (r->lock
+ * held). Returns how many were taken.
  */
 unsigned int vdemux_each_front_locked(struct vringset *r,
 				      bool (*fn)(struct vatt *a,

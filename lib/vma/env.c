@@ -36,6 +36,7 @@ static void vconf_defaults(struct vconf *c)
 	c->ring_logic_tx = RING_LOGIC_PER_INTERFACE;
 	c->rx_ring = 2048;
 	c->rx_chunks = 1024;
+	c->rx_timestamp = true;	/* SO_TIMESTAMP* sockets stay on rings */
 	c->chunk_size = 2048;
 	c->umem_size = 4ULL << 20;
 	c->os_poll_ratio = 100;

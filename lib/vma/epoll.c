@@ -530,13 +530,14 @@ void vepoll_track(int epfd)
 	}
 }
 
-bool vepoll_is(struct vfd *f)
-{
-	return f->ops == &vepoll_ops;
-}
-
-unsigned int vepoll_xt(struct vfd *f, struct vma_completion_t *c,
-		       unsigned int max, const struct vepoll_xt_ops *xo)
+/*
+ * socketXtreme on the set: its members' datagrams as completions (their
+ * own xt_poll), then the kernel's events for the set's fds (env->event:
+ * fd -1 for an fd the set does not know; listening: a TCP socket seen
+ * accepting).
+ */
+static unsigned int ep_xt_poll(struct vfd *f, struct vma_completion_t *c,
+			       unsigned int max, const struct vxt_env *xo)
 {
 	struct vepoll *ep = ep_of(f);
 	struct epoll_event ev[64];
@@ -553,8 +554,8 @@ unsigned int vepoll_xt(struct vfd *f, struct vma_completion_t *c,
 	pthread_mutex_lock(&ep->lock);
 	resync(ep);
 	for (m = ep->members; m && n < max; m = m->next)
-		if (m->events & EV_IN)
-			n += xo->take(m->f, c + n, max - n);
+		if ((m->events & EV_IN) && m->f->ops->xt_poll)
+			n += m->f->ops->xt_poll(m->f, c + n, max - n, xo);
 	pthread_mutex_unlock(&ep->lock);
 	if (n == max) {
 		vdemux_defer_end();
@@ -807,9 +808,15 @@ static int ep_wait(struct vfd *f, struct epoll_event *out, int max,
 		vdemux_defer_begin();
 		pthread_mutex_lock(&ep->lock);
 		ready = prepare(ep);
+		pthread_mutex_unlock(&ep->lock);
+		/* callbacks ran: what they queued is for this wait (no sleep);
+		 * counted waiting only after them (a cancel in one leaves the
+		 * set as it was)
+		 */
+		ready = vdemux_defer_end() || ready;
+		pthread_mutex_lock(&ep->lock);
 		ep->waiting++;
 		pthread_mutex_unlock(&ep->lock);
-		ready = vdemux_defer_end() || ready;
 		tmo = ready || (spin_end && vnow_ns() < spin_end) ? 0 :
 		      vdeadline_ms_left(deadline);
 		rc = kernel_wait(f, ep->epfd, out, max, tmo, mask);
@@ -824,16 +831,23 @@ static int ep_wait(struct vfd *f, struct epoll_event *out, int max,
 		if (rc >= 0)
 			n = scan(ep, out, n, max);
 		pthread_mutex_unlock(&ep->lock);
-		ready = vdemux_defer_end();
+		if (vdemux_defer_end() && !n && rc >= 0) {
+			/* what the callbacks queued (a scan drains nothing) */
+			pthread_mutex_lock(&ep->lock);
+			n = scan(ep, out, 0, max);
+			pthread_mutex_unlock(&ep->lock);
+		}
 		if (rc < 0)
 			return -1;
 		if (n)
 			return n;
-		if (rc == max || ready)
-			continue;	/* all ours, or callbacks ran: again */
+		/* the timeout holds even while the rings keep every event
+		 * the kernel reports (a busy ring, a short out[])
+		 */
 		if (deadline >= 0 && vnow_ns() >= deadline &&
 		    !(spin_end && vnow_ns() < spin_end))
 			return 0;
+		/* all ours: look again at once, else sleep what is left */
 	}
 }
 
@@ -842,6 +856,7 @@ static const struct vfd_ops vepoll_ops = {
 	.destroy = ep_destroy,
 	.closing = ep_closing,
 	.epoll_wait = ep_wait,
+	.xt_poll = ep_xt_poll,
 };
 
 /* ---- fork ---- */

@@ -7,10 +7,18 @@
  * the op (or the C library when the kind has none) and drops its
  * reference. A new kind of fd is a new ops table.
  *
- * Kinds today: an offloaded UDP socket (udp.c) and an epoll set with
- * offloaded members (epoll.c). The library's own fds (ring sockets,
- * eventfds, helpers, the log) are marked internal: they look closed to
- * the program.
+ * Kinds: an offloaded UDP socket (udpsock.c), an epoll set with
+ * offloaded members (epoll.c), a ring set's fd (ringfd.c) and a socket
+ * the library does not offload that carries SO_VMA_USER_DATA (plainfd.c).
+ * libvma's extra API goes through the same table: each vma_api_t entry
+ * that takes an fd looks it up and calls an op of its kind (api.c,
+ * xtreme.c), as the interposers do for the C library's calls.
+ *
+ * The library's own fds (eventfds, helpers, the log, ring sets) are
+ * marked internal: they look closed to the program's calls. A ring set's
+ * fd is internal and still carries its object, which only the extra API
+ * finds (vfd_get_api()): the program names it to socketxtreme_poll() and
+ * the ring calls, never to close() or dup2().
  *
  * Lifetime. Each table slot holding a vfd owns one reference, and so does
  * every caller between vfd_get() and vfd_put(). The last vfd_put() calls
@@ -31,9 +39,22 @@
 #include <sys/socket.h>
 
 #include "internal.h"
+#include "mellanox/vma_extra.h"
 
 struct vfd;
 struct vwait;
+
+/*
+ * What socketXtreme's epoll form asks of the layer above it (xtreme.c):
+ * is fd a listening socket; one completion (or more) for a kernel event
+ * on fd (-1: an fd the set does not know).
+ */
+struct vxt_env {
+	bool (*listening)(int fd);
+	unsigned int (*event)(int fd, bool listening,
+			      const struct epoll_event *ev,
+			      struct vma_completion_t *c, unsigned int max);
+};
 
 struct vfd_ops {
 	const char *kind;		/* for logs */
@@ -71,8 +92,6 @@ struct vfd_ops {
 			   int flags);
 	int (*sendmmsg)(struct vfd *f, int fd, struct mmsghdr *v,
 			unsigned int n, int flags);
-	int (*epoll_ctl)(struct vfd *f, int epfd, int op, int fd,
-			 struct epoll_event *ev);
 	/* deadline: CLOCK_MONOTONIC ns, -1 for none (vma.h) */
 	int (*epoll_wait)(struct vfd *f, struct epoll_event *ev, int n,
 			  int64_t deadline, const sigset_t *mask);
@@ -84,6 +103,34 @@ struct vfd_ops {
 	 * knows this fd's readiness.
 	 */
 	struct vwait *(*wait)(struct vfd *f);
+
+	/*
+	 * libvma's extra API. NULL: the kind does not take the call, which
+	 * fails as libvma fails for such an fd (api.c says how). Each
+	 * returns what the vma_api_t entry returns, errno set on failure.
+	 */
+	int (*recv_callback)(struct vfd *f, int fd, vma_recv_callback_t cb,
+			     void *ctx);
+	int (*recv_zcopy)(struct vfd *f, int fd, void *buf, size_t len,
+			  int *flags, struct sockaddr *from, socklen_t *fromlen);
+	int (*free_packets)(struct vfd *f, struct vma_packet_t *pkts,
+			    size_t count);
+	/* the ring fds it receives through, up to max into fds (NULL: count) */
+	int (*ring_fds)(struct vfd *f, int *fds, int max);
+	int (*tx_ring_fd)(struct vfd *f, const struct sockaddr *to,
+			  socklen_t len);
+	void (*dump_stats)(struct vfd *f, int fd, int level);
+	/* SO_VMA_USER_DATA as completions name the fd (fd: the default) */
+	uint64_t (*user_data)(struct vfd *f, int fd);
+	/*
+	 * socketXtreme: completions for what the object has, up to max,
+	 * never blocking; xt_kernel: what its kernel socket has, as packets
+	 * (the epoll form, once the kernel said it is readable).
+	 */
+	unsigned int (*xt_poll)(struct vfd *f, struct vma_completion_t *c,
+				unsigned int max, const struct vxt_env *env);
+	unsigned int (*xt_kernel)(struct vfd *f, struct vma_completion_t *c,
+				  unsigned int max);
 };
 
 struct vfd {
@@ -136,8 +183,11 @@ extern void (*vfd_last_fd_hook)(struct vfd *f) VMAK_HIDDEN;
 
 /* A referenced object for fd, or NULL (not ours). vfd_put() after. */
 struct vfd *vfd_get(int fd) VMAK_HIDDEN;
-/* vfd_get(), and when it finds none, *internal: fd is one of ours. */
-struct vfd *vfd_get_or_internal(int fd, bool *internal) VMAK_HIDDEN;
+/*
+ * For the extra API: vfd_get(), and an internal fd's object too (a ring
+ * set's fd). *internal: fd is one of the library's own.
+ */
+struct vfd *vfd_get_api(int fd, bool *internal) VMAK_HIDDEN;
 void vfd_ref(struct vfd *f) VMAK_HIDDEN;
 /* A reference unless the object is being destroyed (refs 0). */
 bool vfd_tryref(struct vfd *f) VMAK_HIDDEN;
@@ -174,6 +224,11 @@ extern int vfd_late VMAK_HIDDEN;
 int vfd_next_internal(unsigned int from, unsigned int hi) VMAK_HIDDEN;
 unsigned int vfd_next_stale(unsigned int from, unsigned int hi) VMAK_HIDDEN;
 void vfd_late_drain(void) VMAK_HIDDEN;
+/*
+ * Another fd of f's than fd (f has several: a dup), or -1. Looks through
+ * the table only when fd's slot is not f's only one.
+ */
+int vfd_other_fd(struct vfd *f, int fd) VMAK_HIDDEN;
 /* Every slot holding f is emptied (f stops being ours: a plain socket). */
 void vfd_clear_all_of(struct vfd *f) VMAK_HIDDEN;
 /* newfd is now a copy of oldfd: it gets oldfd's object, if any. */
@@ -214,6 +269,11 @@ void vfd_for_each_in_child(const struct vfd_ops *ops,
  * if it could not move it); vfd_close_internal() closes and unmarks.
  */
 int vfd_adopt(int fd) VMAK_HIDDEN;
+/*
+ * The same, keeping an object there that the extra API finds: the slot
+ * takes a reference (f's refs set to 1 before, as for vfd_install()).
+ */
+int vfd_adopt_object(int fd, struct vfd *f) VMAK_HIDDEN;
 void vfd_close_internal(int fd) VMAK_HIDDEN;
 /* The mark alone, for an fd closed elsewhere (the native layer). */
 void vfd_unmark_internal(int fd) VMAK_HIDDEN;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * The fd table: which fds are the library's objects (fd.h). A slot holds
- * a pointer to a struct vfd, or the internal mark, or 0; an fd never seen
- * reads 0, and that test, without a lock, is all a call on somebody
- * else's fd costs.
+ * a pointer to a struct vfd (the program's fd), the internal mark (the
+ * library's own), both (the library's own fd with an object the extra
+ * API finds: objects are aligned, so the mark is the pointer's low bit),
+ * or 0; an fd never seen reads 0, and that test, without a lock, is all a
+ * call on somebody else's fd costs.
  *
  * A reference is taken without a lock: one more unless the count is
  * already 0, then the slot must still hold the same object, else the
@@ -105,9 +107,21 @@ static inline uintptr_t peek(int fd)
 				    __ATOMIC_ACQUIRE) : 0;
 }
 
+/* The program's object: what the interposers find. */
 static bool is_obj(uintptr_t v)
 {
-	return v && v != INTERNAL;
+	return v && !(v & INTERNAL);
+}
+
+static bool is_internal(uintptr_t v)
+{
+	return v & INTERNAL;
+}
+
+/* Any object, the program's or an internal fd's. */
+static struct vfd *obj_of(uintptr_t v)
+{
+	return (struct vfd *)(v & ~INTERNAL);
 }
 
 bool vfd_tryref(struct vfd *f)
@@ -122,7 +136,8 @@ bool vfd_tryref(struct vfd *f)
 	return true;
 }
 
-struct vfd *vfd_get_or_internal(int fd, bool *internal)
+/* A reference to the object in fd's slot, if what want says is there. */
+static struct vfd *get(int fd, bool any, bool *internal)
 {
 	struct vfd *f;
 	uintptr_t v;
@@ -131,10 +146,10 @@ struct vfd *vfd_get_or_internal(int fd, bool *internal)
 	if (!vfd_any())
 		return NULL;
 	v = peek(fd);
-	*internal = v == INTERNAL;
-	if (!is_obj(v))
+	*internal = is_internal(v);
+	if (!(any ? obj_of(v) != NULL : is_obj(v)))
 		return NULL;
-	f = (struct vfd *)v;
+	f = obj_of(v);
 	if (!vfd_tryref(f))
 		return NULL;	/* being destroyed: the fd is closing */
 	if (peek(fd) != v) {
@@ -148,7 +163,12 @@ struct vfd *vfd_get(int fd)
 {
 	bool internal;
 
-	return vfd_get_or_internal(fd, &internal);
+	return get(fd, false, &internal);
+}
+
+struct vfd *vfd_get_api(int fd, bool *internal)
+{
+	return get(fd, true, internal);
 }
 
 void vfd_ref(struct vfd *f)
@@ -169,7 +189,7 @@ bool vfd_stale(int fd)
 
 bool vfd_internal(int fd)
 {
-	return vfd_any() && peek(fd) == INTERNAL;
+	return vfd_any() && is_internal(peek(fd));
 }
 
 /* Store v in fd's slot; the old value back. tab_lock held. */
@@ -262,7 +282,7 @@ static unsigned int next_where(unsigned int from, unsigned int hi,
 			continue;
 		}
 		v = __atomic_load_n(&pg[fd % PAGE_SLOTS], __ATOMIC_ACQUIRE);
-		if (internal ? v == INTERNAL : is_obj(v))
+		if (internal ? is_internal(v) : is_obj(v))
 			return fd;
 		if (fd == hi)
 			break;
@@ -356,6 +376,26 @@ void vfd_closed(int fd, struct vfd *f, int rc)
 		vfd_put(f);
 }
 
+int vfd_other_fd(struct vfd *f, int fd)
+{
+	unsigned int p, i;
+	int other = -1;
+
+	if (peek(fd) == (uintptr_t)f &&
+	    __atomic_load_n(&f->nfds, __ATOMIC_ACQUIRE) <= 1)
+		return -1;
+	pthread_mutex_lock(&tab_lock);
+	for (p = 0; p < MAX_PAGES && other < 0; p++)
+		for (i = 0; pages[p] && i < PAGE_SLOTS; i++)
+			if (pages[p][i] == (uintptr_t)f &&
+			    (int)(p * PAGE_SLOTS + i) != fd) {
+				other = (int)(p * PAGE_SLOTS + i);
+				break;
+			}
+	pthread_mutex_unlock(&tab_lock);
+	return other;
+}
+
 void vfd_clear_all_of(struct vfd *f)
 {
 	unsigned int p, i;
@@ -430,7 +470,7 @@ int vfd_scan(unsigned int lo, unsigned int hi, bool internal, int *fds,
 			fd = p * PAGE_SLOTS + i;
 			v = pages[p][i];
 			if (fd < lo || fd > hi || !v ||
-			    (v == INTERNAL) != internal)
+			    is_internal(v) != internal)
 				continue;
 			if (n < max)
 				fds[n] = (int)fd;
@@ -461,7 +501,8 @@ bool vfd_keep_copy(struct vfd *f, int fd, int *fdp, bool *own, int others)
 
 /* ---- the library's own fds ---- */
 
-int vfd_adopt(int fd)
+/* The library's own fd, moved up and marked with mark (and an object). */
+static int adopt(int fd, uintptr_t mark)
 {
 	struct rlimit rl;
 	uintptr_t old;
@@ -480,20 +521,34 @@ int vfd_adopt(int fd)
 	}
 	__atomic_store_n(&vfd_active, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&tab_lock);
-	old = swap_locked(nfd, INTERNAL);
+	old = swap_locked(nfd, mark);
 	pthread_mutex_unlock(&tab_lock);
 	dropped(old, nfd);	/* a stale entry: its fd was closed behind us */
 	return nfd;
 }
 
+int vfd_adopt(int fd)
+{
+	return adopt(fd, INTERNAL);
+}
+
+int vfd_adopt_object(int fd, struct vfd *f)
+{
+	return adopt(fd, (uintptr_t)f | INTERNAL);
+}
+
 void vfd_unmark_internal(int fd)
 {
+	uintptr_t old = 0;
+
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&tab_lock);
-	if (peek(fd) == INTERNAL)
-		swap_locked(fd, 0);
+	if (is_internal(peek(fd)))
+		old = swap_locked(fd, 0);
 	pthread_mutex_unlock(&tab_lock);
+	if (obj_of(old))	/* the slot's reference */
+		vfd_put(obj_of(old));
 }
 
 void vfd_close_internal(int fd)

@@ -92,7 +92,7 @@ static void atfork_child(void)
 	vrs_atfork_child();
 	vdemux_atfork_child();
 	vhold_atfork_child();
-	vxt_atfork_child();
+	vplain_atfork_child();
 	pthread_mutex_init(&threads_lock, NULL);
 	if (inited)
 		pid = (pid_t)syscall(SYS_getpid);
@@ -104,6 +104,7 @@ __attribute__((constructor)) static void loaded(void)
 {
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	vrs_umem_hook = vhold_init;
+	vrs_fd_ops = &vringfd_ops;
 }
 
 static void init(void)

@@ -27,27 +27,10 @@ bool vselect_ours(int n, const fd_set *r) VMAK_HIDDEN;
  */
 int vepoll_ctl(int epfd, int op, int fd, struct epoll_event *ev) VMAK_HIDDEN;
 /*
- * socketXtreme on an epoll fd (xtreme.c): the set f's members' datagrams
- * as completions (take()), then the kernel's events for the set's fds
- * (event(): fd is -1 for an fd the library does not know; listening: a
- * TCP socket seen accepting). A set tracked from its creation
- * (vepoll_track(), socketXtreme mode) knows every fd.
+ * An epoll set followed from its creation (socketXtreme mode: its
+ * xt_poll op then knows every fd's registration).
  */
-struct vma_completion_t;
-struct vfd;
-struct vepoll_xt_ops {
-	unsigned int (*take)(struct vfd *member, struct vma_completion_t *c,
-			     unsigned int max);
-	bool (*listening)(int fd);
-	unsigned int (*event)(int fd, bool listening,
-			      const struct epoll_event *ev,
-			      struct vma_completion_t *c, unsigned int max);
-};
-bool vepoll_is(struct vfd *f) VMAK_HIDDEN;
 void vepoll_track(int epfd) VMAK_HIDDEN;
-unsigned int vepoll_xt(struct vfd *f, struct vma_completion_t *c,
-		       unsigned int max, const struct vepoll_xt_ops *xo)
-	VMAK_HIDDEN;
 
 /* In the child of fork(): the sets' library registrations are the
  * parent's (their events are dropped); the sets and members stay.

@@ -15,6 +15,9 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <time.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
 #include <pthread.h>
@@ -40,23 +43,6 @@
 
 /* A ring datagram's msg_flags before its own: the kernel's echo. */
 #define MSG_FLAGS_IN(flags) ((flags) & MSG_CMSG_CLOEXEC)
-
-struct frame {
-	const uint8_t *l3, *payload;
-	uint32_t plen;		/* UDP payload length */
-	bool v6;
-};
-
-/* The frame's parts (demux.c checked its offsets when it queued it). */
-static void frame_parse(const struct vdgram *d, struct frame *f)
-{
-	const uint8_t *base = vrs_chunk(d->addr);
-
-	f->l3 = base + d->l3_off;
-	f->payload = base + d->payload_off;
-	f->v6 = d->flags & VMAK_RX_IPV6;
-	f->plen = d->plen;
-}
 
 static void put_name(struct vudp *u, struct vatt *a, const struct frame *f,
 		     struct msghdr *msg)
@@ -160,6 +146,14 @@ static void put_control(struct vudp *u, struct vatt *a, const struct vdgram *d,
 
 		put_cmsg(&o, SOL_SOCKET, SO_TIMESTAMPNS, &tsp, sizeof(tsp));
 	}
+	/* SO_TIMESTAMPING's software stamp, after them (__sock_recv_timestamp()) */
+	if ((vudp_opt(u, tsflags) & SOF_TIMESTAMPING_SOFTWARE) && d->ts) {
+		struct scm_timestamping st = { 0 };
+
+		st.ts[0].tv_sec = (time_t)(d->ts / 1000000000ULL);
+		st.ts[0].tv_nsec = (long)(d->ts % 1000000000ULL);
+		put_cmsg(&o, SOL_SOCKET, SCM_TIMESTAMPING, &st, sizeof(st));
+	}
 	if (vudp_opt(u, rxq_ovfl)) {
 		/*
 		 * What the kernel socket dropped, and what our queues did; as
@@ -242,6 +236,7 @@ static ssize_t zc_take(struct vudp *u, struct vringset *r,
 	struct vbuf *v = vhold_take(r, d->addr, (void *)f->payload, f->plen, u);
 	size_t room = z->len - sizeof(*pk) - sizeof(pk->pkts[0]);
 
+	__atomic_add_fetch(&u->rxcb.held, 1, __ATOMIC_RELAXED);
 	pk->n_packet_num = 1;
 	pk->pkts[0].packet_id = v;
 	if (room < sizeof(struct iovec)) {
@@ -397,29 +392,12 @@ static ssize_t ring_take(struct vudp *u, struct msghdr *msg, int flags,
 	return -1;
 }
 
-/* Drain u's rings if something waits there (no system call). */
-static void drain_sources(struct vudp *u)
-{
-	int i, n = __atomic_load_n(&u->w.nsrc, __ATOMIC_ACQUIRE);
-
-	for (i = 0; i < n; i++)
-		vdemux_drain_try(__atomic_load_n(&u->w.src[i], __ATOMIC_ACQUIRE));
-}
-
-bool vudp_readable(struct vudp *u)
-{
-	if (vwait_ready(&u->w))
-		return true;
-	drain_sources(u);
-	return vwait_ready(&u->w) != 0;
-}
-
 /*
  * Could the rings have something for u? Without a lock: a queued
  * datagram, or a ring with descriptors not yet taken. Wrong only for a
  * moment, while rings come or go, and the caller looks again.
  */
-static bool ring_maybe(struct vudp *u)
+bool vudp_ring_maybe(struct vudp *u)
 {
 	int i, n;
 
@@ -464,7 +442,7 @@ struct sleep {
 /* A signal now ends the call with what it has (struct need). */
 static bool signal_cuts(const struct sleep *s)
 {
-	return s->nd->have || (s->batch && ring_maybe(s->u));
+	return s->nd->have || (s->batch && vudp_ring_maybe(s->u));
 }
 
 /* A thread cancelled in poll(): no longer asleep (recv_cancelled next). */
@@ -821,14 +799,14 @@ static ssize_t recv_loop(struct vudp *u, struct msghdr *msg, int flags,
 	nb = (flags & MSG_DONTWAIT) || vudp_nonblock(u);
 	for (;;) {
 		r = -1;
-		if (!u->rx.peeked_os && !vconf.socketxtreme && ring_maybe(u)) {
+		if (!u->rx.peeked_os && !vconf.socketxtreme && vudp_ring_maybe(u)) {
 			vdemux_defer_begin();
 			pthread_rwlock_rdlock(&u->lock);
 			r = u->natt ? ring_take(u, msg, flags, z,
 						rp->to ? &rp->from : NULL) : -1;
 			pthread_rwlock_unlock(&u->lock);
-			/* callbacks ran: what they queued first */
-			if (vdemux_defer_end() && r < 0)
+			/* callbacks queued something of u's: take it first */
+			if (vdemux_defer_end() && r < 0 && vwait_ready(&u->w))
 				continue;
 		}
 		if (r >= 0)
@@ -960,6 +938,27 @@ int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
 	return (int)r;
 }
 
+
+/*
+ * What u's one ring holds, for the rest of a recvmmsg() batch; callbacks
+ * its drain found run after the socket's lock (a cancel in one ends the
+ * call as recv_cancelled() says).
+ */
+static unsigned int take_rest(struct vudp *u, struct mmsghdr *v,
+			      unsigned int n, int flags)
+{
+	struct { unsigned int got; } t = { 0 };
+
+	pthread_cleanup_push(recv_cancelled, u);
+	vdemux_defer_begin();
+	pthread_rwlock_rdlock(&u->lock);
+	if (u->natt == 1)
+		t.got = ring_take_many(u, v, n, flags);
+	pthread_rwlock_unlock(&u->lock);
+	vdemux_defer_end();
+	pthread_cleanup_pop(0);
+	return t.got;
+}
 int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		  int flags, struct timespec *timeout)
 {
@@ -1019,12 +1018,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		 */
 		if (i + 1 < n && !timeout && !(fl & (KERNEL_FLAGS | MSG_PEEK)) &&
 		    !u->rx.peeked_os && !vconf.socketxtreme) {
-			vdemux_defer_begin();
-			pthread_rwlock_rdlock(&u->lock);
-			if (u->natt == 1)
-				i += ring_take_many(u, v + i + 1, n - i - 1, fl);
-			pthread_rwlock_unlock(&u->lock);
-			vdemux_defer_end();
+			i += take_rest(u, v + i + 1, n - i - 1, fl);
 		}
 	}
 	/* the kernel writes the time left back only after a datagram */
@@ -1068,154 +1062,4 @@ int vudp_last_stamp(struct vudp *u, uint64_t *ns)
 		return -ENOENT;
 	*ns = u->rx.last_ts;
 	return 0;
-}
-
-void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
-		  struct vma_completion_t *c, bool queued)
-{
-	struct frame f;
-	struct vbuf *v;
-	const struct udphdr *uh;
-
-	frame_parse(d, &f);
-	uh = (const struct udphdr *)(f.payload - sizeof(*uh));
-	/* socketXtreme's buffers belong to no socket (hold.h) */
-	v = vhold_take(r, d->addr, (void *)f.payload, f.plen, NULL);
-	*c = (struct vma_completion_t){
-		.packet = { .num_bufs = 1, .total_len = (uint16_t)f.plen,
-			    .buff_lst = &v->b },
-		.events = VMA_SOCKETXTREME_PACKET,
-		.user_data = __atomic_load_n(&u->user_data, __ATOMIC_RELAXED),
-		.src.sin_port = uh->source,
-	};
-	if (f.v6) {
-		c->src.sin_family = AF_INET6;	/* sockaddr_in has no room */
-	} else {
-		c->src.sin_family = AF_INET;
-		memcpy(&c->src.sin_addr, f.l3 + 12, 4);
-	}
-	if (queued)
-		vwait_take(&u->w, 1, f.plen);
-	u->st->rx_ring++;
-}
-
-#define XT_MAX_DGRAM	65535	/* more than any UDP payload, v4 or v6 */
-
-unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
-			    unsigned int max, bool ready)
-{
-	struct sockaddr_storage from;
-	struct iovec iov;
-	struct msghdr m;
-	unsigned int n = 0;
-	struct vbuf *v;
-	ssize_t len;
-	void *buf, *fit;
-
-	if (!ready && __atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
-	    !__atomic_exchange_n(&u->w.os_hint, false, __ATOMIC_RELAXED) &&
-	    (!vconf.os_poll_ratio || !vos_turn(&u->rx.os_skip)))
-		return 0;
-	while (n < max) {
-		v = vhold_copy_claim(NULL);
-		if (!v)
-			break;	/* all copies held: the kernel keeps the rest */
-		buf = malloc(XT_MAX_DGRAM);
-		if (!buf) {
-			vhold_copy_abandon(v);
-			break;
-		}
-		iov = (struct iovec){ buf, XT_MAX_DGRAM };
-		m = (struct msghdr){ .msg_name = &from,
-				     .msg_namelen = sizeof(from),
-				     .msg_iov = &iov, .msg_iovlen = 1 };
-		len = vmak_sys_recvmsg(u->fd, &m, MSG_DONTWAIT);
-		if (len < 0) {
-			free(buf);
-			vhold_copy_abandon(v);
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
-				break;
-			/* the socket's error (ICMP): the next receive's */
-			__atomic_store_n(&u->rx.pending_err, errno,
-					 __ATOMIC_RELAXED);
-			memset(&c[n], 0, sizeof(c[n]));
-			c[n].events = EPOLLERR;
-			c[n++].user_data = __atomic_load_n(&u->user_data,
-							   __ATOMIC_RELAXED);
-			break;
-		}
-		fit = realloc(buf, len ? (size_t)len : 1);
-		vhold_copy_fill(v, fit ? fit : buf, (uint32_t)len);
-		memset(&c[n], 0, sizeof(c[n]));
-		c[n].packet.num_bufs = 1;
-		c[n].packet.total_len = (uint16_t)len;
-		c[n].packet.buff_lst = &v->b;
-		c[n].events = VMA_SOCKETXTREME_PACKET;
-		c[n].user_data = __atomic_load_n(&u->user_data, __ATOMIC_RELAXED);
-		if (from.ss_family == AF_INET)
-			memcpy(&c[n].src, &from, sizeof(c[n].src));
-		else	/* sockaddr_in has no room for the address */
-			c[n].src = (struct sockaddr_in){
-				.sin_family = from.ss_family,
-				.sin_port = ((struct sockaddr_in6 *)&from)->sin6_port };
-		u->st->rx_os++;
-		n++;
-	}
-	return n;
-}
-
-struct xt_direct {
-	struct vudp *u;
-	struct vma_completion_t *c;
-};
-
-/* A datagram off the RX ring: u's, straight to a completion. */
-static bool xt_mine(struct vatt *a, const struct vdgram *d, void *ctx)
-{
-	struct xt_direct *x = ctx;
-
-	if (a->cb->owner != x->u)
-		return false;	/* another socket's: queued for it */
-	vudp_xt_fill(x->u, a->ring, d, x->c++, false);
-	return true;
-}
-
-unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
-			  unsigned int max)
-{
-	struct xt_direct x = { u, NULL };
-	unsigned int n = 0;
-	struct vatt *a;
-	struct vdgram *d;
-	int i;
-
-	/*
-	 * Nothing queued for it and its rings empty: no lock; only the
-	 * callbacks a drain left pending (a socket that moved rings) run.
-	 */
-	if (!ring_maybe(u)) {
-		for (i = 0; i < __atomic_load_n(&u->w.nsrc, __ATOMIC_ACQUIRE); i++)
-			vdemux_callbacks(__atomic_load_n(&u->w.src[i],
-							 __ATOMIC_ACQUIRE));
-		return vudp_xt_kernel(u, c, max, false);
-	}
-	vdemux_defer_begin();
-	pthread_rwlock_rdlock(&u->lock);
-	for (i = 0; i < u->natt && n < max; i++) {
-		a = u->att[i];
-		pthread_mutex_lock(&a->ring->lock);
-		while (n < max && (d = vatt_q_peek(a))) {
-			vudp_xt_fill(u, a->ring, d, &c[n++], true);
-			vatt_q_pop(a);
-		}
-		x.c = c + n;
-		n += vdemux_drain_to_locked(a->ring, xt_mine, &x, max - n);
-		pthread_mutex_unlock(&a->ring->lock);
-		vdemux_callbacks(a->ring);
-	}
-	pthread_rwlock_unlock(&u->lock);
-	vdemux_defer_end();
-	if (n < max)
-		n += vudp_xt_kernel(u, c + n, max - n, false);
-	return n;
 }

@@ -50,6 +50,7 @@ static struct {
 } umem = { .owner_fd = -1 };
 
 char *vrs_umem_base VMAK_HIDDEN;
+const struct vfd_ops *vrs_fd_ops VMAK_HIDDEN;
 uint32_t vrs_umem_chunk VMAK_HIDDEN;
 int (*vrs_umem_hook)(uint32_t nchunks) VMAK_HIDDEN;
 
@@ -211,6 +212,51 @@ static int open_fitting(struct vringset *r, uint32_t *take)
 	return err;
 }
 
+/*
+ * The ring fd the program gets: an epoll set holding r's fd (and later
+ * its sockets' kernel sockets), marked internal with r as its object; r's
+ * own fd, so marked, without a set.
+ */
+static int ring_fd_open(struct vringset *r)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fd = vmak_sys_epoll_create1(EPOLL_CLOEXEC);
+
+	r->hdr.ops = vrs_fd_ops;
+	r->hdr.refs = 1;	/* the slot's, for good */
+	if (fd >= 0 && vmak_sys_epoll_ctl(fd, EPOLL_CTL_ADD, r->rs.fd, &ev)) {
+		vmak_sys_close(fd);
+		fd = -1;
+	}
+	if (fd >= 0)
+		return vrs_fd_ops ? vfd_adopt_object(fd, &r->hdr) : vfd_adopt(fd);
+	vlog_once(VLOG_WARNING, "no epoll set for a ring fd (%s): a program asleep on one wakes only for what its ring brings",
+		  strerror(errno));
+	if (vrs_fd_ops) {	/* the ring's own fd, with its object */
+		vfd_unmark_internal(r->rs.fd);
+		r->rs.fd = vfd_adopt_object(r->rs.fd, &r->hdr);
+	}
+	return r->rs.fd;
+}
+
+static void ring_fd_close(struct vringset *r)
+{
+	if (r->xfd != r->rs.fd)
+		vfd_close_internal(r->xfd);
+	else
+		vfd_unmark_internal(r->xfd);
+}
+
+void vrs_watch(struct vringset *r, int fd, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	/* VMA_RX_UDP_POLL_OS_RATIO=0: the ring form never reads them */
+	if (r->xfd == r->rs.fd || !vconf.os_poll_ratio || fd < 0)
+		return;
+	vmak_sys_epoll_ctl(r->xfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev);
+}
+
 static struct vringset *ring_open(int ifindex, uint64_t key, int *err)
 {
 	struct vringset *r;
@@ -243,9 +289,12 @@ static struct vringset *ring_open(int ifindex, uint64_t key, int *err)
 		return NULL;
 	}
 	r->rs.fd = vfd_adopt(r->rs.fd);
+	r->xfd = ring_fd_open(r);
 	if (umem.owner_fd < 0)
 		umem.owner_fd = r->rs.fd;
 	if (!vmak_ring_reserve(r->rs.fill, take, &idx)) {
+		ring_fd_close(r);
+		vfd_unmark_internal(r->rs.fd);
 		vmak_ringset_close(&r->rs);
 		free(r);
 		*err = -ENOBUFS;
@@ -283,7 +332,7 @@ struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
 		if (r) {
 			r->refs = 1;		/* the list's */
 			r->next = rings;
-			/* vrs_by_fd() walks it without the lock */
+			/* vrs_each() walks it without the lock */
 			__atomic_store_n(&rings, r, __ATOMIC_RELEASE);
 		} else if (*err == -ENOBUFS) {
 			*why = umem.why;
@@ -295,7 +344,7 @@ struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
 	return r;
 }
 
-struct vringset *vrs_by_fd(int fd)
+void vrs_each(void (*fn)(struct vringset *r))
 {
 	struct vringset *r;
 
@@ -304,17 +353,6 @@ struct vringset *vrs_by_fd(int fd)
 	 * before it is published, and ring sets live as long as the process
 	 * (a fork child's go while it has one thread).
 	 */
-	for (r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next)
-		if (vrs_fd(r) == fd)
-			break;
-	return r;
-}
-
-void vrs_each(void (*fn)(struct vringset *r))
-{
-	struct vringset *r;
-
-	/* as vrs_by_fd(): the list only grows, ring sets stay */
 	for (r = __atomic_load_n(&rings, __ATOMIC_ACQUIRE); r; r = r->next)
 		fn(r);
 }
@@ -342,6 +380,7 @@ void vrs_atfork_child(void)
 
 	for (r = rings; r; r = n) {
 		n = r->next;
+		ring_fd_close(r);
 		vfd_unmark_internal(r->rs.fd);
 		/* the UMEM is not mapped here (MADV_DONTFORK) */
 		r->rs.umem_owned = 0;

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "fd.h"
 #include "vmak/ringset.h"
 
 struct vatt;
@@ -23,10 +24,14 @@ struct vdgram {			/* a datagram a ring holds for a socket */
 	uint16_t l3_off, payload_off;
 	uint16_t flags;		/* VMAK_RX_* */
 	uint16_t plen;		/* UDP payload bytes */
+	uint32_t seq;		/* its place in the ring's arrival order */
 	uint64_t ts;		/* ns, CLOCK_REALTIME, 0 if none */
 };
 
 struct vringset {
+	/* its fd as the program's ring fd: a kind (ringfd.c), never freed */
+	struct vfd hdr;
+	int xfd;		/* that fd: vrs_ring_fd() */
 	/* RX, FILL and the queues of every attachment on it (demux.c) */
 	pthread_mutex_t lock;
 	struct vmak_ringset rs;
@@ -37,6 +42,7 @@ struct vringset {
 	/* demux.c: cookie -> attachment, open addressing, under lock */
 	struct vatt **tab;
 	uint32_t tab_size, tab_used;
+	uint32_t seq;		/* the next datagram's in arrival order */
 	uint64_t drops;		/* descriptors for no attachment */
 	/* drained for a socket with a receive callback, not yet run */
 	struct vpend {
@@ -84,8 +90,28 @@ struct vringset {
 struct vringset *vrs_get(int ifindex, uint64_t key, int *err, const char **why)
 	VMAK_HIDDEN;
 void vrs_put(struct vringset *r) VMAK_HIDDEN;
-/* The ring set whose fd this is (a ring fd handed out), or NULL. */
-struct vringset *vrs_by_fd(int fd) VMAK_HIDDEN;
+/*
+ * The fd the program gets for r (get_socket_rings_fds()): an epoll set of
+ * the library's holding r's own fd and the kernel sockets of r's sockets,
+ * so that poll() on it wakes for a datagram that came either way; r's own
+ * fd if the set could not be had.
+ */
+static inline int vrs_ring_fd(const struct vringset *r)
+{
+	return r->xfd;
+}
+
+/* A socket's kernel socket fd wakes r's ring fd (on), or no longer. */
+void vrs_watch(struct vringset *r, int fd, bool on) VMAK_HIDDEN;
+
+/* The ring set behind a ring fd's object (vfd_get_api()). */
+static inline struct vringset *vrs_of(struct vfd *f)
+{
+	return (struct vringset *)f;
+}
+
+/* The kind of a ring set's fd (ringfd.c), set when the library loads. */
+extern const struct vfd_ops *vrs_fd_ops VMAK_HIDDEN;
 /* fn on every ring set of the process (no lock held: it may take any). */
 void vrs_each(void (*fn)(struct vringset *r)) VMAK_HIDDEN;
 

@@ -526,7 +526,7 @@ int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
 	if (u->natt)
 		h = header_for(u, &dst, connected);
 	if (h) {
-		fd = vrs_fd(h->ring);
+		fd = vrs_ring_fd(h->ring);
 		vwait_ring_export(h->ring);
 	}
 	pthread_rwlock_unlock(&u->lock);

@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/net_tstamp.h>
 #include <linux/sockios.h>
 #include <netinet/udp.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ enum opt_action {
 	OPT_MCAST,		/* MCAST_JOIN/LEAVE_GROUP */
 	OPT_PKTINFO, OPT_PKTINFO6,
 	OPT_TIMESTAMP,		/* SO_TIMESTAMP(NS) */
+	OPT_TIMESTAMPING,	/* SO_TIMESTAMPING */
 	OPT_RXQ_OVFL,
 	OPT_RCVTIMEO,
 	OPT_REOFFLOAD,		/* what the socket owns changed */
@@ -76,7 +78,7 @@ static const struct opt opts[] = {
 	{ SOL_SOCKET, SO_TIMESTAMP_NEW, OPT_OS_ON, "SO_TIMESTAMP_NEW" },
 	{ SOL_SOCKET, SO_TIMESTAMPNS_NEW, OPT_OS_ON, "SO_TIMESTAMPNS_NEW" },
 #endif
-	{ SOL_SOCKET, SO_TIMESTAMPING, OPT_OS_ON, "SO_TIMESTAMPING" },
+	{ SOL_SOCKET, SO_TIMESTAMPING, OPT_TIMESTAMPING, NULL },
 	{ SOL_SOCKET, SO_RXQ_OVFL, OPT_RXQ_OVFL, NULL },
 	{ SOL_SOCKET, SO_RCVTIMEO, OPT_RCVTIMEO, NULL },
 #ifdef SO_RCVTIMEO_NEW
@@ -220,13 +222,37 @@ static void opt_mcast(struct vudp *u, int name, const void *val)
 static void opt_timestamp(struct vudp *u, int name, bool on)
 {
 	if (on && !vconf.rx_timestamp) {
-		vudp_to_os(u, "SO_TIMESTAMP(NS) and the rings take no timestamps (VMAK_RX_TIMESTAMP=1 has them)");
+		vudp_to_os(u, "SO_TIMESTAMP(NS) and VMAK_RX_TIMESTAMP=0: the rings take no timestamps");
 		return;
 	}
 	/* the kernel keeps one mode: the last set wins, off is off */
 	__atomic_store_n(&u->opt.tstamp, !on ? VTS_NONE :
 			 name == SO_TIMESTAMPNS ? VTS_NSEC : VTS_USEC,
 			 __ATOMIC_RELAXED);
+}
+
+/*
+ * SO_TIMESTAMPING flags a ring datagram can answer: the software receive
+ * stamp (the ring's, SCM_TIMESTAMPING's ts[0]) and flags that only shape
+ * what sends report, which a socket with any of the send flags does not
+ * reach (they go to the kernel below). Hardware stamps, send stamps and
+ * a bound PHC are the kernel socket's.
+ */
+#define TS_RING_FLAGS (SOF_TIMESTAMPING_RX_SOFTWARE | \
+		       SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_ID | \
+		       SOF_TIMESTAMPING_OPT_CMSG | SOF_TIMESTAMPING_OPT_TSONLY)
+
+static void opt_timestamping(struct vudp *u, int flags)
+{
+	if (flags & ~TS_RING_FLAGS) {
+		vudp_to_os(u, "SO_TIMESTAMPING with hardware or send stamps, which the rings do not give");
+		return;
+	}
+	if ((flags & SOF_TIMESTAMPING_SOFTWARE) && !vconf.rx_timestamp) {
+		vudp_to_os(u, "SO_TIMESTAMPING and VMAK_RX_TIMESTAMP=0: the rings take no timestamps");
+		return;
+	}
+	__atomic_store_n(&u->opt.tsflags, (uint32_t)flags, __ATOMIC_RELAXED);
 }
 
 static void opt_rcvtimeo(struct vudp *u, const void *val, socklen_t len)
@@ -302,6 +328,9 @@ static void opt_taken(struct vudp *u, const struct opt *o, const void *val,
 	case OPT_TIMESTAMP:
 		opt_timestamp(u, o->name, v);
 		break;
+	case OPT_TIMESTAMPING:
+		opt_timestamping(u, v);
+		break;
 	case OPT_RXQ_OVFL:
 		__atomic_store_n(&u->opt.rxq_ovfl, v != 0, __ATOMIC_RELAXED);
 		break;
@@ -361,6 +390,7 @@ static int vma_option(struct vudp *u, int name, const void *val, socklen_t len)
 	case SO_VMA_USER_DATA:
 		if (!val || len != sizeof(uint64_t))
 			return -EINVAL;
+		__atomic_store_n(&u->user_data_set, true, __ATOMIC_RELAXED);
 		__atomic_store_n(&u->user_data, *(const uint64_t *)val,
 				 __ATOMIC_RELAXED);
 		return 0;

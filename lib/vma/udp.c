@@ -33,6 +33,37 @@ static uint32_t next_cookie = 1;
 
 /* ---- attachments ---- */
 
+static bool ring_in(struct vringset *r, struct vringset *const *set, int n)
+{
+	while (n--)
+		if (set[n] == r)
+			return true;
+	return false;
+}
+
+/*
+ * The ring fds of u's rings wake for what u's kernel socket receives too
+ * (what rings cannot take: IP fragments, local senders, what a full ring
+ * passed on), so that a program asleep on a ring fd sees it: u's kernel
+ * socket is watched by each ring it is on, once, and by no other.
+ */
+static void watch_locked(struct vudp *u, struct vringset *const *src, int n)
+{
+	int i, j = 0;
+
+	for (i = 0; i < u->nwatch; i++)
+		if (ring_in(u->watch[i], src, n))
+			u->watch[j++] = u->watch[i];
+		else
+			vrs_watch(u->watch[i], u->fd, false);
+	u->nwatch = j;
+	for (i = 0; i < n; i++)
+		if (!ring_in(src[i], u->watch, u->nwatch)) {
+			vrs_watch(src[i], u->fd, true);
+			u->watch[u->nwatch++] = src[i];
+		}
+}
+
 /* vwait's sources and u->gen follow att[] (u->lock held for writing). */
 static void sync_locked(struct vudp *u)
 {
@@ -44,6 +75,7 @@ static void sync_locked(struct vudp *u)
 	for (i = 0; i < u->natt; i++)
 		src[i] = u->att[i]->ring;
 	vwait_set_sources(&u->w, src, u->natt);
+	watch_locked(u, src, u->natt);
 }
 
 static void att_free(struct vatt *a)
@@ -512,12 +544,13 @@ int vudp_ring_fds(struct vudp *u, int *fds, int max)
 
 	pthread_rwlock_rdlock(&u->lock);
 	for (i = 0; i < u->natt; i++) {
-		int fd = vrs_fd(u->att[i]->ring);
+		int fd = vrs_ring_fd(u->att[i]->ring);
 
 		if (u->att[i]->retired)
 			continue;
 		for (j = 0; j < i; j++)
-			if (!u->att[j]->retired && vrs_fd(u->att[j]->ring) == fd)
+			if (!u->att[j]->retired &&
+			    vrs_ring_fd(u->att[j]->ring) == fd)
 				break;
 		if (j < i)
 			continue;	/* a group and the unicast on one ring */

@@ -43,6 +43,7 @@ enum vudp_tstamp { VTS_NONE, VTS_USEC, VTS_NSEC };
 struct vudp_opt {
 	bool pktinfo, pktinfo6;
 	uint8_t tstamp;		/* enum vudp_tstamp: the kernel keeps one */
+	uint32_t tsflags;	/* SO_TIMESTAMPING's receive flags */
 	bool rxq_ovfl;		/* SO_RXQ_OVFL */
 	bool nonblock;		/* O_NONBLOCK, as set through us */
 	int rcvtimeo_ms;	/* SO_RCVTIMEO, -1: none */
@@ -104,6 +105,9 @@ struct vudp {
 	/* udp.c: attachments, under lock */
 	int natt;
 	struct vatt *att[VUDP_MAX_ATT];
+	/* rings whose ring fd wakes for its kernel socket (vrs_watch()) */
+	int nwatch;
+	struct vringset *watch[VUDP_MAX_ATT];
 	int ngroups;
 	struct vgroup {
 		struct sockaddr_storage addr;
@@ -128,6 +132,7 @@ struct vudp {
 	/* api.c: the extra API's per-socket state */
 	struct vrxcb rxcb;	/* receive callback (demux.c reads it) */
 	uint64_t user_data;	/* SO_VMA_USER_DATA; the fd until set */
+	bool user_data_set;	/* set: no longer follows the fd */
 	uint32_t flow_tag;	/* SO_VMA_FLOW_TAG */
 	bool shutdown_rx;	/* SO_VMA_SHUTDOWN_RX */
 
@@ -166,6 +171,25 @@ static inline void vudp_sent(struct vudp *u, const struct sockaddr_in6 *dst)
 		__atomic_store_n(&u->rx.sent_to, vudp_key(dst),
 				 __ATOMIC_RELAXED);
 }
+
+/* A ring datagram's frame, its parts found (recv.c, udpextra.c). */
+struct frame {
+	const uint8_t *l3, *payload;
+	uint32_t plen;		/* UDP payload length */
+	bool v6;
+};
+
+/* The frame's parts (demux.c checked its offsets when it queued it). */
+static inline void frame_parse(const struct vdgram *d, struct frame *f)
+{
+	const uint8_t *base = vrs_chunk(d->addr);
+
+	f->l3 = base + d->l3_off;
+	f->payload = base + d->payload_off;
+	f->v6 = d->flags & VMAK_RX_IPV6;
+	f->plen = d->plen;
+}
+
 
 /* ---- udp.c ---- */
 
@@ -219,16 +243,23 @@ void vudp_reply_log(struct vudp *u) VMAK_HIDDEN;
 int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
 		    struct sockaddr *from, socklen_t *fromlen) VMAK_HIDDEN;
 /*
+ * Could the rings have something for u? Without a lock: a queued
+ * datagram, or a ring with descriptors not yet taken.
+ */
+bool vudp_ring_maybe(struct vudp *u) VMAK_HIDDEN;
+/* The last ring datagram's time for SIOCGSTAMP(NS); -ENOENT if none. */
+int vudp_last_stamp(struct vudp *u, uint64_t *ns) VMAK_HIDDEN;
+
+/* ---- udpextra.c ---- */
+
+/*
  * socketXtreme: datagram d of u's on r handed over as completion c, its
  * chunk held (r->lock held): the front of one of u's queues (queued; the
  * caller pops it), or one straight from r's RX ring, never counted as
- * queued (vdemux_drain_to_locked()). And up to max of u's datagrams so,
- * the queued ones first.
+ * queued (vdemux_drain_to_locked()).
  */
 void vudp_xt_fill(struct vudp *u, struct vringset *r, const struct vdgram *d,
 		  struct vma_completion_t *c, bool queued) VMAK_HIDDEN;
-unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
-			  unsigned int max) VMAK_HIDDEN;
 /*
  * socketXtreme: up to max datagrams of u's kernel socket (what its rings
  * cannot take: IP fragments, local senders), as packets in copies
@@ -238,10 +269,27 @@ unsigned int vudp_xt_take(struct vudp *u, struct vma_completion_t *c,
  */
 unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
 			    unsigned int max, bool ready) VMAK_HIDDEN;
-/* The last ring datagram's time for SIOCGSTAMP(NS); -ENOENT if none. */
-int vudp_last_stamp(struct vudp *u, uint64_t *ns) VMAK_HIDDEN;
-/* Datagrams ready in the queues after draining the rings (no syscall). */
-bool vudp_readable(struct vudp *u) VMAK_HIDDEN;
+/*
+ * The UDP socket's ops for libvma's extra API (vudp_ops, fd.h): receive
+ * callback, zero copy, its rings, statistics, socketXtreme.
+ */
+int vudp_x_recv_callback(struct vfd *f, int fd, vma_recv_callback_t cb,
+			 void *ctx) VMAK_HIDDEN;
+int vudp_x_recv_zcopy(struct vfd *f, int fd, void *buf, size_t len,
+		      int *flags, struct sockaddr *from, socklen_t *fromlen)
+	VMAK_HIDDEN;
+int vudp_x_free_packets(struct vfd *f, struct vma_packet_t *pkts,
+			size_t count) VMAK_HIDDEN;
+int vudp_x_ring_fds(struct vfd *f, int *fds, int max) VMAK_HIDDEN;
+int vudp_x_tx_ring_fd(struct vfd *f, const struct sockaddr *to, socklen_t len)
+	VMAK_HIDDEN;
+void vudp_x_dump_stats(struct vfd *f, int fd, int level) VMAK_HIDDEN;
+uint64_t vudp_x_user_data(struct vfd *f, int fd) VMAK_HIDDEN;
+unsigned int vudp_x_xt_poll(struct vfd *f, struct vma_completion_t *c,
+			    unsigned int max, const struct vxt_env *env)
+	VMAK_HIDDEN;
+unsigned int vudp_x_xt_kernel(struct vfd *f, struct vma_completion_t *c,
+			      unsigned int max) VMAK_HIDDEN;
 
 /* ---- send.c ---- */
 

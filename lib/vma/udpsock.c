@@ -30,7 +30,8 @@ static void udp_destroy(struct vfd *f)
 
 	vudp_detach_all(u);	/* normally gone with the last fd already */
 	/* its zero-copy packets: nobody can free_packets() them now */
-	vhold_release_owner(u);
+	if (__atomic_load_n(&u->rxcb.held, __ATOMIC_RELAXED))
+		vhold_release_owner(u);
 	vwait_destroy(&u->w);
 	if (u->own_fd)
 		vfd_close_internal(u->fd);
@@ -38,6 +39,27 @@ static void udp_destroy(struct vfd *f)
 	vudp_tx_destroy(u);
 	pthread_rwlock_destroy(&u->lock);
 	vfd_pool_free(&pool, f);
+}
+
+/*
+ * fd closes and the socket lives on as another fd (a dup): what named it
+ * by fd (its default user data, as libvma's is its fd; the fd its
+ * callback is told) names that one from now on, never a number the next
+ * open() may reuse.
+ */
+static void follow_fd(struct vudp *u, int fd)
+{
+	uint64_t was = (uint64_t)fd;
+	int other = vfd_other_fd(&u->hdr, fd), cbfd = fd;
+
+	if (other < 0)
+		return;
+	if (!__atomic_load_n(&u->user_data_set, __ATOMIC_RELAXED))
+		__atomic_compare_exchange_n(&u->user_data, &was, (uint64_t)other,
+					    false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	__atomic_compare_exchange_n(&u->rxcb.fd, &cbfd, other, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 /* Epoll sets' references do not keep a kernel socket open. */
@@ -51,6 +73,7 @@ static void udp_closing(struct vfd *f, int fd)
 		     fd, strerror(errno));
 	/* a receive asleep on fd: look again, on the copy */
 	vwait_kick(&u->w);
+	follow_fd(u, fd);
 }
 
 static void udp_closed(struct vfd *f, int fd)
@@ -220,6 +243,15 @@ const struct vfd_ops vudp_ops = {
 	.sendmsg = vudp_sendmsg,
 	.sendmmsg = vudp_sendmmsg,
 	.wait = udp_wait,
+	.recv_callback = vudp_x_recv_callback,
+	.recv_zcopy = vudp_x_recv_zcopy,
+	.free_packets = vudp_x_free_packets,
+	.ring_fds = vudp_x_ring_fds,
+	.tx_ring_fd = vudp_x_tx_ring_fd,
+	.dump_stats = vudp_x_dump_stats,
+	.user_data = vudp_x_user_data,
+	.xt_poll = vudp_x_xt_poll,
+	.xt_kernel = vudp_x_xt_kernel,
 };
 
 struct vudp *vudp_new(int fd, int family, bool nonblock)
@@ -237,6 +269,7 @@ struct vudp *vudp_new(int fd, int family, bool nonblock)
 	u->fd = fd;
 	u->rxcb.fd = fd;
 	u->rxcb.owner = u;
+	u->rxcb.obj = &u->hdr;
 	u->user_data = (uint64_t)fd;
 	u->family = family;
 	u->slot = vstats_slot_get(fd, family);
@@ -312,6 +345,7 @@ static void child_reset(int fd, struct vfd *f)
 		free(u->att[i]);
 	}
 	u->natt = 0;
+	u->nwatch = 0;	/* the parent's ring fds */
 	__atomic_store_n(&u->w.ready, 0, __ATOMIC_RELAXED);
 	vwait_atfork_child(&u->w);
 	if (u->tx.helper >= 0)

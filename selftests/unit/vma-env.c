@@ -81,6 +81,7 @@ TEST(defaults_without_environment)
 	EXPECT_STREQ("", log);
 	EXPECT_EQ(true, vconf.offload);
 	EXPECT_EQ(0, vconf.rx_poll);
+	EXPECT_TRUE(vconf.rx_timestamp);	/* SO_TIMESTAMP* stay on rings */
 	EXPECT_EQ(50000, vconf.reply_poll_ns);
 	EXPECT_EQ(RING_LOGIC_PER_INTERFACE, vconf.ring_logic_rx);
 	EXPECT_EQ(2048, vconf.chunk_size);
