@@ -47,6 +47,13 @@ struct inner {
 
 static struct inner in;
 
+static void rcvtimeo(int fd, int sec)
+{
+	struct timeval tv = { .tv_sec = sec };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+}
+
 static vma_recv_callback_retval_t cb(int fd, size_t sz_iov, struct iovec iov[],
 				     struct vma_info_t *info, void *ctx)
 {
@@ -478,6 +485,73 @@ TEST_F(pre, a_busy_callback_on_the_ring_does_not_hold_up_other_calls)
 	EXPECT_GT(k, 1);	/* several turns inside the stream */
 	waitpid(pid, NULL, 0);
 	close(ep);
+	close(a);
+	close(b);
+}
+
+struct unreg {
+	struct vma_api_t *api;
+	int fd, other;
+	atomic_int calls;
+};
+
+/* At the 20th datagram: unregister, let more arrive, drain the ring. */
+static vma_recv_callback_retval_t unreg_cb(int fd, size_t sz_iov,
+					   struct iovec iov[],
+					   struct vma_info_t *info, void *ctx)
+{
+	struct unreg *x = ctx;
+	char buf[64];
+
+	(void)fd;
+	(void)sz_iov;
+	(void)info;
+	if (atomic_fetch_add(&x->calls, 1) == 20) {
+		x->api->register_recv_callback(x->fd, NULL, NULL);
+		usleep(30000);
+		recv(x->other, buf, sizeof(buf), MSG_DONTWAIT);	/* a drain */
+	}
+	(void)iov;
+	return VMA_PACKET_RECV;
+}
+
+/*
+ * A callback removed while datagrams wait for it: what comes after them
+ * does not overtake them (X-L6: drained straight to the queue, later
+ * datagrams came out first).
+ */
+TEST_F(pre, removing_a_callback_keeps_the_order)
+{
+	static struct unreg x;
+	struct vma_api_t *api = vma_get_api();
+	int a = udp_bound(PORT_A), b = udp_bound(PORT_B);
+	uint32_t seq, last = 0;
+	int got = 0, bad = 0;
+	char buf[64];
+	pid_t pid;
+
+	ASSERT_GE(a, 0);
+	ASSERT_GE(b, 0);
+	first_through_ring(_metadata, self->cmd, self->done, api, a, false);
+	x = (struct unreg){ .api = api, .fd = a, .other = b };
+	ASSERT_EQ(0, api->register_recv_callback(a, unreg_cb, &x));
+	rcvtimeo(a, 2);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		send_n(self->cmd, self->done, PORT_A, 300, 24);
+		_exit(0);
+	}
+	while (got < 300 && recv(a, buf, sizeof(buf), 0) == 24) {
+		memcpy(&seq, buf, sizeof(seq));
+		if (got && seq <= last)
+			bad++;
+		last = seq;
+		got++;
+	}
+	waitpid(pid, NULL, 0);
+	EXPECT_EQ(300, got);
+	EXPECT_EQ(0, bad);
 	close(a);
 	close(b);
 }

@@ -344,6 +344,26 @@ VMAK_API int vmak_ringset_net_header(const struct vmak_ringset *rs, int udp_fd,
 	return 0;
 }
 
+VMAK_API int vmak_ringset_arm(const struct vmak_ringset *rs)
+{
+	uint32_t one = 1;
+
+	if (vmak_sys_setsockopt(rs->fd, SOL_VMAK, VMAK_RX_ARM, &one,
+				sizeof(one)))
+		return -errno;
+	return 0;
+}
+
+VMAK_API int vmak_ringset_batch(const struct vmak_ringset *rs, uint32_t count,
+				uint32_t usec)
+{
+	struct vmak_moderation m = { .count = count, .usec = usec };
+
+	if (vmak_sys_setsockopt(rs->fd, SOL_VMAK, VMAK_RX_BATCH, &m, sizeof(m)))
+		return -errno;
+	return 0;
+}
+
 VMAK_API int vmak_ringset_kick(const struct vmak_ringset *rs)
 {
 	/* raw: a kick never leaves a cancelled thread's locks behind */

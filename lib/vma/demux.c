@@ -291,6 +291,7 @@ static bool pend(struct vringset *r, struct vatt *a, const struct vdgram *g)
 	__atomic_store_n(&r->pend_len, r->pend_len + 1, __ATOMIC_RELAXED);
 	p->cookie = a->cookie;
 	p->d = *g;
+	a->npend++;
 	return true;
 }
 
@@ -331,7 +332,11 @@ static uint32_t drain(struct vringset *r, direct_fn fn, void *ctx,
 				continue;
 			}
 			cb = a ? __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE) : NULL;
-			if (cb && pend(r, a, &g))
+			/*
+			 * Behind datagrams of a's that wait for its callback
+			 * (removed meanwhile): in line, or it would overtake
+			 */
+			if ((cb || (a && a->npend)) && pend(r, a, &g))
 				continue;
 			/* nothing of a's waits before it: its order holds */
 			if (!cb && a && fn && !a->qlen && *taken < max &&
@@ -471,6 +476,8 @@ static bool run_now(struct vringset *r)
 		r->pend_head = (r->pend_head + 1) % r->pend_cap;
 		__atomic_store_n(&r->pend_len, r->pend_len - 1, __ATOMIC_RELAXED);
 		a = tab_find(r, p.cookie);
+		if (a)
+			a->npend--;
 		cb.fn = a ? __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE) : NULL;
 		/* IPv6 datagrams: vma_info_t has IPv4 addresses only */
 		if (!cb.fn || (p.d.flags & VMAK_RX_IPV6)) {

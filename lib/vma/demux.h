@@ -35,7 +35,7 @@ struct vrxcb {
 };
 
 /*
- * One socket's rule on one ring set. Made and linked by udp.c; its
+ * One socket's rule on one ring set. Made and linked by offload.c; its
  * queue, under ring->lock, is demux.c's.
  */
 struct vatt {
@@ -54,6 +54,7 @@ struct vatt {
 	uint8_t group_addr[16];
 	struct vdgram *q;
 	uint32_t qhead, qlen, qcap;
+	uint32_t npend;		/* its datagrams waiting for callbacks */
 	uint64_t qbytes;	/* payload bytes queued */
 };
 

@@ -28,274 +28,20 @@
 #include <errno.h>
 #include <linux/kcmp.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
-#include <unistd.h>
 
 #include "sys.h"
 #include "vma.h"
 #include "fd.h"
-#include "wait.h"
 #include "demux.h"
 #include "iomux.h"
-
-#define EV_IN	(EPOLLIN | EPOLLRDNORM)
-
-enum { REG_EFD, REG_RING };
-
-/* One of the library's fds in the kernel's set; its data is &reg. */
-struct vreg {
-	int fd;
-	int kind;
-	struct vwait *w;		/* REG_EFD: whose eventfd */
-	struct vringset *ring;		/* REG_RING */
-	int users;
-	bool stale;			/* the parent's, in a forked child */
-	bool dead;			/* gone from the kernel's set */
-	struct vreg *next;
-};
-
-struct vmember {
-	int fd;
-	struct vfd *f;
-	struct vwait *w;
-	uint32_t events;
-	epoll_data_t data;
-	bool disabled;			/* EPOLLONESHOT fired */
-	uint32_t last_seq;		/* EPOLLET: what was reported */
-	struct vreg *efd;		/* its registrations */
-	struct vreg *rings[VWAIT_MAX_SRC];
-	int nrings;
-	uint32_t gen;			/* w->gen they follow */
-	struct vmember *next;
-};
-
-/*
- * An fd of the program's that is not ours, registered in a set the
- * library tracks from its creation (socketXtreme mode: the completions of
- * an epoll fd name the fd an event is for).
- */
-struct vplain {
-	int fd;
-	epoll_data_t data;
-	bool listening;			/* seen accepting (TCP) */
-	struct vplain *next;
-};
-
-struct vepoll {
-	struct vfd hdr;
-	pthread_mutex_t lock;
-	int epfd;			/* the kernel set, as we reach it */
-	bool own_fd;
-	bool tracked;			/* every registration known */
-	struct vmember *members;
-	struct vreg *regs;
-	struct vplain *plain;
-	int waiting;			/* threads between wait and lookup */
-	struct vepoll *next;		/* sets_lock */
-};
+#include "epoll.h"
 
 static struct vfd_pool pool = VFD_POOL_INIT(struct vepoll);
 static pthread_mutex_t sets_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vepoll *sets;
 
 static const struct vfd_ops vepoll_ops;
-
-static struct vepoll *ep_of(struct vfd *f)
-{
-	return (struct vepoll *)f;
-}
-
-/* ---- registrations of our fds ---- */
-
-static struct vreg *reg_get(struct vepoll *ep, int kind, int fd,
-			    struct vwait *w, struct vringset *ring)
-{
-	struct epoll_event ev = { .events = EPOLLIN };
-	struct vreg *r;
-
-	struct vreg *dead = NULL;
-	bool fresh;
-
-	for (r = ep->regs; r; r = r->next) {
-		if (r->dead)
-			dead = r;
-		else if (!r->stale && r->fd == fd && r->kind == kind) {
-			r->users++;
-			return r;
-		}
-	}
-	fresh = !dead;
-	r = dead ? dead : calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
-	r->dead = false;
-	r->fd = fd;
-	r->kind = kind;
-	r->w = w;
-	r->ring = ring;
-	r->users = 1;
-	ev.data.u64 = (uint64_t)(uintptr_t)r;
-	if (vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		vlog_once(VLOG_WARNING, "an epoll set cannot watch the library's fd: %m (datagrams on rings are found when the set is waited on again)");
-		r->users = 0;
-		r->dead = true;
-		if (fresh)
-			free(r);
-		return NULL;
-	}
-	if (fresh) {
-		r->next = ep->regs;
-		ep->regs = r;
-	}
-	return r;
-}
-
-static void reg_unlink(struct vepoll *ep, struct vreg *r)
-{
-	struct vreg **pp;
-
-	for (pp = &ep->regs; *pp; pp = &(*pp)->next)
-		if (*pp == r) {
-			*pp = r->next;
-			break;
-		}
-	free(r);
-}
-
-/*
- * The last user gone, the registration leaves the kernel's set. A thread
- * may have its event in hand already, not yet looked up: while any thread
- * is between the kernel's wait and the lookup, the entry stays, dead, so
- * that the event is still known as ours (reg_get() reuses dead entries).
- */
-static void reg_put(struct vepoll *ep, struct vreg *r)
-{
-	if (!r || --r->users)
-		return;
-	if (!r->stale)
-		vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_DEL, r->fd, NULL);
-	if (ep->waiting) {
-		r->dead = true;
-		r->w = NULL;
-		r->ring = NULL;
-		return;
-	}
-	reg_unlink(ep, r);
-}
-
-static void sweep_dead(struct vepoll *ep)
-{
-	struct vreg *r, *next;
-
-	for (r = ep->regs; r; r = next) {
-		next = r->next;
-		if (r->dead)
-			reg_unlink(ep, r);
-	}
-}
-
-static struct vreg *reg_find(struct vepoll *ep, uint64_t data)
-{
-	struct vreg *r;
-
-	for (r = ep->regs; r; r = r->next)
-		if ((uint64_t)(uintptr_t)r == data)
-			return r;
-	return NULL;
-}
-
-/* The eventfd and rings of m, registered while m asks for input. */
-static void member_regs(struct vepoll *ep, struct vmember *m)
-{
-	int i, n, efd;
-
-	m->gen = __atomic_load_n(&m->w->gen, __ATOMIC_ACQUIRE);
-	if (!(m->events & EV_IN))
-		return;
-	efd = __atomic_load_n(&m->w->efd, __ATOMIC_ACQUIRE);
-	if (efd >= 0)
-		m->efd = reg_get(ep, REG_EFD, efd, m->w, NULL);
-	n = __atomic_load_n(&m->w->nsrc, __ATOMIC_ACQUIRE);
-	for (i = 0; i < n; i++) {
-		struct vringset *rs = __atomic_load_n(&m->w->src[i],
-						      __ATOMIC_ACQUIRE);
-		struct vreg *r = reg_get(ep, REG_RING, vrs_fd(rs), NULL, rs);
-
-		if (r)
-			m->rings[m->nrings++] = r;
-	}
-}
-
-static void member_unregs(struct vepoll *ep, struct vmember *m)
-{
-	int i;
-
-	reg_put(ep, m->efd);
-	m->efd = NULL;
-	for (i = 0; i < m->nrings; i++)
-		reg_put(ep, m->rings[i]);
-	m->nrings = 0;
-}
-
-/*
- * m's registrations again, for its events now: the new ones are taken
- * before the old ones go, so that what both need stays in the kernel's
- * set (no system call).
- */
-static void member_reregs(struct vepoll *ep, struct vmember *m)
-{
-	struct vreg *efd = m->efd, *rings[VWAIT_MAX_SRC];
-	int i, n = m->nrings;
-
-	memcpy(rings, m->rings, sizeof(rings[0]) * (size_t)n);
-	m->efd = NULL;
-	m->nrings = 0;
-	member_regs(ep, m);
-	reg_put(ep, efd);
-	for (i = 0; i < n; i++)
-		reg_put(ep, rings[i]);
-}
-
-/* Members whose sockets got rings (or an eventfd) since they joined. */
-static void resync(struct vepoll *ep)
-{
-	struct vmember *m;
-
-	for (m = ep->members; m; m = m->next)
-		if (m->gen != __atomic_load_n(&m->w->gen, __ATOMIC_ACQUIRE))
-			member_reregs(ep, m);
-}
-
-static void member_unlink(struct vepoll *ep, struct vmember *m)
-{
-	struct vmember **pp;
-
-	for (pp = &ep->members; *pp; pp = &(*pp)->next)
-		if (*pp == m) {
-			*pp = m->next;
-			break;
-		}
-	member_unregs(ep, m);
-}
-
-/* After unlinking, without the set's lock (the socket may go). */
-static void member_free(struct vmember *m)
-{
-	vwait_set_add(m->w, -1);
-	vfd_put(m->f);
-	free(m);
-}
-
-static struct vmember *member_of(struct vepoll *ep, int fd)
-{
-	struct vmember *m;
-
-	for (m = ep->members; m; m = m->next)
-		if (m->fd == fd)
-			return m;
-	return NULL;
-}
 
 /* ---- the set as an fd ---- */
 
@@ -316,7 +62,7 @@ static void ep_destroy(struct vfd *f)
 	/* the kernel's set is gone with its last fd (or ours, below) */
 	while ((m = ep->members)) {
 		ep->members = m->next;
-		member_free(m);
+		vep_member_free(m);
 	}
 	while ((r = ep->regs)) {
 		ep->regs = r->next;
@@ -358,7 +104,7 @@ static void fd_gone(struct vfd *f)
 			next = m->next;
 			if (m->f != f)
 				continue;
-			member_unlink(ep, m);
+			vep_member_unlink(ep, m);
 			m->next = gone;
 			gone = m;
 		}
@@ -367,7 +113,7 @@ static void fd_gone(struct vfd *f)
 	pthread_mutex_unlock(&sets_lock);
 	for (m = gone; m; m = next) {
 		next = m->next;
-		member_free(m);
+		vep_member_free(m);
 	}
 }
 
@@ -440,14 +186,13 @@ static int member_add(struct vepoll *ep, int fd, struct vfd *f,
 	vwait_efd(m->w);
 	vwait_set_add(m->w, 1);
 	pthread_mutex_lock(&ep->lock);
-	member_regs(ep, m);
+	vep_member_regs(ep, m);
 	m->next = ep->members;
 	ep->members = m;
 	pthread_mutex_unlock(&ep->lock);
 	return 0;
 }
 
-static bool member_ready(const struct vmember *m);
 
 /*
  * EPOLL_CTL_MOD of a member: the kernel's registration and ours change
@@ -465,14 +210,14 @@ static int member_mod(struct vepoll *ep, int epfd, int fd,
 	pthread_mutex_lock(&ep->lock);
 	rc = vmak_sys_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, ev);
 	err = errno;
-	m = member_of(ep, fd);
+	m = vep_member_of(ep, fd);
 	if (!rc && m) {
 		m->events = ev->events;
 		m->data = ev->data;
 		m->disabled = false;
 		m->last_seq = vwait_seq(m->w) - 1;
-		member_reregs(ep, m);
-		if (member_ready(m))
+		vep_member_reregs(ep, m);
+		if (vep_member_ready(m))
 			vwait_kick(m->w);
 	}
 	pthread_mutex_unlock(&ep->lock);
@@ -485,15 +230,14 @@ static void member_del(struct vepoll *ep, int fd)
 	struct vmember *m;
 
 	pthread_mutex_lock(&ep->lock);
-	m = member_of(ep, fd);
+	m = vep_member_of(ep, fd);
 	if (m)
-		member_unlink(ep, m);
+		vep_member_unlink(ep, m);
 	pthread_mutex_unlock(&ep->lock);
 	if (m)
-		member_free(m);
+		vep_member_free(m);
 }
 
-static bool tagged(struct vepoll *ep, const struct epoll_event *e);
 
 /* A tracked set's record of the program's fds that are not ours. */
 static void plain_ctl(struct vepoll *ep, int op, int fd,
@@ -552,7 +296,7 @@ static unsigned int ep_xt_poll(struct vfd *f, struct vma_completion_t *c,
 	 */
 	vdemux_defer_begin();
 	pthread_mutex_lock(&ep->lock);
-	resync(ep);
+	vep_resync(ep);
 	for (m = ep->members; m && n < max; m = m->next)
 		if ((m->events & EV_IN) && m->f->ops->xt_poll)
 			n += m->f->ops->xt_poll(m->f, c + n, max - n, xo);
@@ -566,7 +310,7 @@ static unsigned int ep_xt_poll(struct vfd *f, struct vma_completion_t *c,
 				  (int)(max - n < 64 ? max - n : 64), 0, NULL);
 	pthread_mutex_lock(&ep->lock);
 	for (i = 0; i < rc && n < max; i++) {
-		if (tagged(ep, &ev[i]))
+		if (vep_tagged(ep, &ev[i]))
 			continue;
 		fd = -1;
 		listening = false;
@@ -643,219 +387,11 @@ int vepoll_ctl(int epfd, int op, int fd, struct epoll_event *ev)
 	return rc;
 }
 
-/* ---- epoll_wait ---- */
-
-/* Take a registration's event: true if it is the program's. */
-static bool tagged(struct vepoll *ep, const struct epoll_event *e)
-{
-	struct vreg *r = reg_find(ep, e->data.u64);
-
-	if (!r)
-		return false;
-	if (r->stale || r->dead)
-		return true;	/* the parent's business, or gone */
-	if (r->kind == REG_RING)
-		vdemux_drain_try(r->ring);
-	else
-		vwait_consume(r->w);
-	return true;
-}
-
-/*
- * The kernel reported a member's own fd. A one-shot member fires once,
- * whichever registration fired: if it fired already (from its queue, in
- * another thread), this event is the same firing seen twice and is
- * dropped; else the member is spent now. False: drop it.
- */
-static bool claim(struct vepoll *ep, const struct epoll_event *e)
-{
-	struct vmember *m;
-	bool keep = true;
-
-	for (m = ep->members; m; m = m->next) {
-		if (m->data.u64 != e->data.u64)
-			continue;
-		if (e->events & EPOLLIN)
-			vwait_hint_os(m->w);
-		if (!(m->events & EPOLLONESHOT))
-			continue;
-		if (m->disabled)
-			keep = false;
-		m->disabled = true;
-	}
-	return keep;
-}
-
-static bool member_ready(const struct vmember *m)
-{
-	if (m->disabled || !(m->events & EV_IN) || !vwait_ready(m->w))
-		return false;
-	return !(m->events & EPOLLET) || vwait_seq(m->w) != m->last_seq;
-}
-
-/*
- * Members whose queues make them readable, into out[] after the n there
- * (merged with an event of the same data). A one-shot member reported
- * here is spent, and so is its kernel registration.
- */
-static int scan(struct vepoll *ep, struct epoll_event *out, int n, int max)
-{
-	struct epoll_event off;
-	struct vmember *m;
-	uint32_t ev;
-	int i;
-
-	for (m = ep->members; m; m = m->next) {
-		if (!member_ready(m))
-			continue;
-		ev = m->events & EV_IN;
-		for (i = 0; i < n; i++)
-			if (out[i].data.u64 == m->data.u64)
-				break;
-		if (i == n) {
-			if (n == max)
-				break;	/* level-triggered: the next wait */
-			out[n].events = 0;
-			out[n].data = m->data;
-			n++;
-		}
-		out[i].events |= ev;
-		m->last_seq = vwait_seq(m->w);
-		if (m->events & EPOLLONESHOT) {
-			m->disabled = true;
-			off.events = EPOLLONESHOT;
-			off.data = m->data;
-			vmak_sys_epoll_ctl(ep->epfd, EPOLL_CTL_MOD, m->fd, &off);
-		}
-	}
-	return n;
-}
-
-/* Before a wait: drain the rings, and is a member ready already? */
-static bool prepare(struct vepoll *ep)
-{
-	struct vmember *m;
-	struct vreg *r;
-	bool ready = false;
-
-	resync(ep);
-	for (r = ep->regs; r; r = r->next)
-		if (r->kind == REG_RING && !r->stale && !r->dead)
-			vdemux_drain_try(r->ring);
-	for (m = ep->members; m && !ready; m = m->next)
-		ready = member_ready(m);
-	/* the next scan starts one further: no member starves the rest */
-	if (ep->members && ep->members->next) {
-		struct vmember *first = ep->members, *last = first;
-
-		while (last->next)
-			last = last->next;
-		ep->members = first->next;
-		first->next = NULL;
-		last->next = first;
-	}
-	return ready;
-}
-
-static void done_waiting(struct vepoll *ep)
-{
-	if (!--ep->waiting)
-		sweep_dead(ep);
-}
-
-/*
- * A thread cancelled in the wait is done waiting and drops the
- * interposer's reference.
- */
-static void wait_cancelled(void *arg)
-{
-	struct vepoll *ep = ep_of(arg);
-
-	pthread_mutex_lock(&ep->lock);
-	done_waiting(ep);
-	pthread_mutex_unlock(&ep->lock);
-	vfd_put(arg);
-}
-
-static int kernel_wait(struct vfd *f, int epfd, struct epoll_event *out,
-		       int max, int tmo, const sigset_t *mask)
-{
-	int rc;
-
-	pthread_cleanup_push(wait_cancelled, f);
-	rc = vmak_sys_epoll_pwait(epfd, out, max, tmo, mask);
-	pthread_cleanup_pop(0);
-	return rc;
-}
-
-static int ep_wait(struct vfd *f, struct epoll_event *out, int max,
-		   int64_t deadline, const sigset_t *mask)
-{
-	struct vepoll *ep = ep_of(f);
-	int64_t spin_end = 0;
-	int rc, n, i, tmo;
-	bool ready;
-
-	if (max <= 0 || max > (int)(INT32_MAX / sizeof(*out))) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (vconf.select_poll)
-		spin_end = vconf.select_poll < 0 ? INT64_MAX :
-			   vnow_ns() + vconf.select_poll * 1000;
-	for (;;) {
-		/* callbacks the drains find run once the set is unlocked */
-		vdemux_defer_begin();
-		pthread_mutex_lock(&ep->lock);
-		ready = prepare(ep);
-		pthread_mutex_unlock(&ep->lock);
-		/* callbacks ran: what they queued is for this wait (no sleep);
-		 * counted waiting only after them (a cancel in one leaves the
-		 * set as it was)
-		 */
-		ready = vdemux_defer_end() || ready;
-		pthread_mutex_lock(&ep->lock);
-		ep->waiting++;
-		pthread_mutex_unlock(&ep->lock);
-		tmo = ready || (spin_end && vnow_ns() < spin_end) ? 0 :
-		      vdeadline_ms_left(deadline);
-		rc = kernel_wait(f, ep->epfd, out, max, tmo, mask);
-		vdemux_defer_begin();
-		pthread_mutex_lock(&ep->lock);
-		for (i = n = 0; i < rc; i++) {
-			if (tagged(ep, &out[i]) || !claim(ep, &out[i]))
-				continue;
-			out[n++] = out[i];
-		}
-		done_waiting(ep);
-		if (rc >= 0)
-			n = scan(ep, out, n, max);
-		pthread_mutex_unlock(&ep->lock);
-		if (vdemux_defer_end() && !n && rc >= 0) {
-			/* what the callbacks queued (a scan drains nothing) */
-			pthread_mutex_lock(&ep->lock);
-			n = scan(ep, out, 0, max);
-			pthread_mutex_unlock(&ep->lock);
-		}
-		if (rc < 0)
-			return -1;
-		if (n)
-			return n;
-		/* the timeout holds even while the rings keep every event
-		 * the kernel reports (a busy ring, a short out[])
-		 */
-		if (deadline >= 0 && vnow_ns() >= deadline &&
-		    !(spin_end && vnow_ns() < spin_end))
-			return 0;
-		/* all ours: look again at once, else sleep what is left */
-	}
-}
-
 static const struct vfd_ops vepoll_ops = {
 	.kind = "epoll",
 	.destroy = ep_destroy,
 	.closing = ep_closing,
-	.epoll_wait = ep_wait,
+	.epoll_wait = vep_wait,
 	.xt_poll = ep_xt_poll,
 };
 
@@ -897,7 +433,7 @@ void vepoll_atfork_child(void)
 		for (m = ep->members; m; m = m->next) {
 			m->efd = NULL;
 			m->nrings = 0;
-			m->gen = __atomic_load_n(&m->w->gen, __ATOMIC_RELAXED) - 1;
+			m->gen = vwait_gen(m->w) - 1;
 		}
 	}
 }

@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 
@@ -252,7 +253,8 @@ int vfd_scan(unsigned int lo, unsigned int hi, bool internal, int *fds,
 bool vfd_keep_copy(struct vfd *f, int fd, int *fdp, bool *own, int others)
 	VMAK_HIDDEN;
 /* fn on every slot of a kind (the table's lock held: no table calls). */
-void vfd_for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
+void vfd_for_each(const struct vfd_ops *ops,
+		  void (*fn)(int fd, struct vfd *f, void *ctx), void *ctx)
 	VMAK_HIDDEN;
 
 /*
@@ -260,7 +262,8 @@ void vfd_for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
  * so that fn may call the table.
  */
 void vfd_for_each_in_child(const struct vfd_ops *ops,
-			   void (*fn)(int fd, struct vfd *f)) VMAK_HIDDEN;
+			   void (*fn)(int fd, struct vfd *f, void *ctx),
+			   void *ctx) VMAK_HIDDEN;
 
 /*
  * The library's own fds: moved to the top half of the soft RLIMIT_NOFILE,
@@ -277,6 +280,21 @@ int vfd_adopt_object(int fd, struct vfd *f) VMAK_HIDDEN;
 void vfd_close_internal(int fd) VMAK_HIDDEN;
 /* The mark alone, for an fd closed elsewhere (the native layer). */
 void vfd_unmark_internal(int fd) VMAK_HIDDEN;
+
+/*
+ * The fd table's protocol for the calls that make, copy and end fds
+ * (fdlife.c): each stands in for the C library's call of its name (errno
+ * set on failure). vfd_copied(): nfd, just made a copy of fd by the
+ * kernel (or the failed call's -1); vfd_new(): fd, just handed out.
+ */
+int vfd_close(int fd) VMAK_HIDDEN;
+int vfd_copied(int fd, int nfd) VMAK_HIDDEN;
+int vfd_dup_onto(int fd, int nfd, int flags, bool three) VMAK_HIDDEN;
+int vfd_close_range(unsigned int lo, unsigned int hi, int flags) VMAK_HIDDEN;
+int vfd_fclose(FILE *fp) VMAK_HIDDEN;
+int vfd_new(int fd) VMAK_HIDDEN;
+/* Is this a vfork() child (on its parent's memory)? Set by init.c. */
+extern bool (*vfd_vforked)(void) VMAK_HIDDEN;
 
 /* In the child of fork(): the table's lock may have been held. */
 void vfd_atfork_prepare(void) VMAK_HIDDEN;

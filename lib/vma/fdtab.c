@@ -429,7 +429,8 @@ void vfd_dup(int oldfd, int newfd)
 	dropped(old, newfd);
 }
 
-static void for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
+static void for_each(const struct vfd_ops *ops,
+		     void (*fn)(int fd, struct vfd *f, void *ctx), void *ctx)
 {
 	unsigned int p, i;
 	uintptr_t v;
@@ -438,21 +439,24 @@ static void for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f
 		for (i = 0; pages[p] && i < PAGE_SLOTS; i++) {
 			v = pages[p][i];
 			if (is_obj(v) && ((struct vfd *)v)->ops == ops)
-				fn((int)(p * PAGE_SLOTS + i), (struct vfd *)v);
+				fn((int)(p * PAGE_SLOTS + i), (struct vfd *)v,
+				   ctx);
 		}
 }
 
-void vfd_for_each(const struct vfd_ops *ops, void (*fn)(int fd, struct vfd *f))
+void vfd_for_each(const struct vfd_ops *ops,
+		  void (*fn)(int fd, struct vfd *f, void *ctx), void *ctx)
 {
 	pthread_mutex_lock(&tab_lock);
-	for_each(ops, fn);
+	for_each(ops, fn, ctx);
 	pthread_mutex_unlock(&tab_lock);
 }
 
 void vfd_for_each_in_child(const struct vfd_ops *ops,
-			   void (*fn)(int fd, struct vfd *f))
+			   void (*fn)(int fd, struct vfd *f, void *ctx),
+			   void *ctx)
 {
-	for_each(ops, fn);
+	for_each(ops, fn, ctx);
 }
 
 int vfd_scan(unsigned int lo, unsigned int hi, bool internal, int *fds,

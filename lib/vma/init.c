@@ -105,6 +105,7 @@ __attribute__((constructor)) static void loaded(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 	vrs_umem_hook = vhold_init;
 	vrs_fd_ops = &vringfd_ops;
+	vfd_vforked = vproc_vforked;
 }
 
 static void init(void)

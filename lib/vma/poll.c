@@ -68,12 +68,9 @@ bool vpoll_ours(const struct pollfd *fds, nfds_t n)
 	return false;
 }
 
-static void drain_all(struct vwait *w)
+static void drain_one(struct vringset *r)
 {
-	int i, n = __atomic_load_n(&w->nsrc, __ATOMIC_ACQUIRE);
-
-	for (i = 0; i < n; i++)
-		vdemux_drain_try(__atomic_load_n(&w->src[i], __ATOMIC_ACQUIRE));
+	vdemux_drain_try(r);
 }
 
 static void release(struct vpoll_call *c)
@@ -108,7 +105,7 @@ static int kernel_poll(struct vpoll_call *c, struct pollfd *ext, int m,
 static int layout(struct pollfd *ext, const struct pollfd *fds, nfds_t n,
 		  struct vpoll_call *c, int *ready)
 {
-	int m = (int)n, k, j, nsrc, efd;
+	int m = (int)n, k;
 	struct pent *p;
 	uint32_t gen;
 
@@ -123,18 +120,9 @@ static int layout(struct pollfd *ext, const struct pollfd *fds, nfds_t n,
 		 */
 		vwait_efd(p->w);
 		gen = vwait_gen(p->w);
-		efd = __atomic_load_n(&p->w->efd, __ATOMIC_ACQUIRE);
-		p->efd = efd >= 0;
-		if (p->efd)
-			ext[m++] = (struct pollfd){ .fd = efd, .events = POLLIN };
-		nsrc = __atomic_load_n(&p->w->nsrc, __ATOMIC_ACQUIRE);
-		for (j = 0; j < nsrc; j++)
-			ext[m++] = (struct pollfd){
-				.fd = vrs_fd(__atomic_load_n(&p->w->src[j],
-							     __ATOMIC_ACQUIRE)),
-				.events = POLLIN };
+		m += vwait_pollfds(p->w, ext + m, &p->efd);
 		p->end = m;
-		drain_all(p->w);
+		vwait_each_source(p->w, drain_one);
 		p->asleep = true;
 		if (vwait_sleep_begin(p->w, gen))
 			(*ready)++;	/* queued, or new rings: look again */
@@ -157,7 +145,8 @@ static int collect(struct pollfd *fds, nfds_t n, struct pollfd *ext,
 			vwait_hint_os(p->w);
 		for (j = p->first + p->efd; j < p->end; j++)
 			if (ext[j].revents)
-				vdemux_drain_try(c->pe[k].w->src[j - p->first - p->efd]);
+				vdemux_drain_try(vwait_src(p->w,
+							   j - p->first - p->efd));
 	}
 	for (i = 0, k = 0; i < (int)n; i++) {
 		fds[i].revents = ext[i].revents;

@@ -36,7 +36,7 @@ struct vringset {
 	pthread_mutex_t lock;
 	struct vmak_ringset rs;
 	int ifindex;
-	uint64_t key;		/* ring logic and its key (udp.c) */
+	uint64_t key;		/* ring logic and its key (offload.c) */
 	int refs;		/* attachments + the list; rings_lock */
 	uint32_t chunks;	/* chunks it owns for receiving */
 	/* demux.c: cookie -> attachment, open addressing, under lock */

@@ -104,14 +104,26 @@ void vudp_tx_init(struct vudp *u)
 				 0x9e3779b97f4a7c15ULL >> 48);
 }
 
-void vudp_tx_destroy(struct vudp *u)
+/* The helper socket and the header cache go (the lock stays). */
+static void tx_drop(struct vudp *u)
 {
 	if (u->tx.helper >= 0)
 		vfd_close_internal(u->tx.helper);
 	u->tx.helper = -1;
 	free(u->tx.hc);
 	u->tx.hc = NULL;
+}
+
+void vudp_tx_destroy(struct vudp *u)
+{
+	tx_drop(u);
 	pthread_mutex_destroy(&u->tx.txlock);
+}
+
+void vudp_tx_atfork_child(struct vudp *u)
+{
+	pthread_mutex_init(&u->tx.txlock, NULL);
+	tx_drop(u);	/* the parent's helper, headers for its rings */
 }
 
 static void mirror_one(int fd, const struct vudp_mirror *m)

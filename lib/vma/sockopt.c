@@ -381,7 +381,7 @@ static void opt_taken(struct vudp *u, const struct opt *o, const void *val,
  * SO_VMA_FLOW_TAG (a non-zero 32-bit tag: vmak's rules carry a cookie of
  * their own, which getsockopt() shows until a tag is set), SO_VMA_SHUTDOWN_RX
  * (no more receiving through rings: the kernel socket receives it all),
- * SO_VMA_RING_ALLOC_LOGIC (udp.c). Others (SO_VMA_RING_USER_MEMORY): the
+ * SO_VMA_RING_ALLOC_LOGIC (offload.c). Others (SO_VMA_RING_USER_MEMORY): the
  * kernel's answer, ENOPROTOOPT.
  */
 static int vma_option(struct vudp *u, int name, const void *val, socklen_t len)

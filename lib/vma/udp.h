@@ -8,7 +8,7 @@
  *
  *   hdr       the fd object (fd.h)                          fdtab.c
  *   w         wake state, what is queued (wait.h)           wait.c
- *   att[]     attachments: rules on ring sets; groups        udp.c
+ *   att[]     attachments: rules on ring sets; groups        offload.c
  *   opt       what the socket's options mean for the rings   sockopt.c
  *   rx        receive bookkeeping                            recv.c
  *   tx        the header cache, the helper socket, corking   send.c
@@ -102,7 +102,7 @@ struct vudp {
 	int family;		/* AF_INET, AF_INET6 */
 	struct vwait w;
 
-	/* udp.c: attachments, under lock */
+	/* offload.c: attachments, under lock */
 	int natt;
 	struct vatt *att[VUDP_MAX_ATT];
 	/* rings whose ring fd wakes for its kernel socket (vrs_watch()) */
@@ -191,7 +191,7 @@ static inline void frame_parse(const struct vdgram *d, struct frame *f)
 }
 
 
-/* ---- udp.c ---- */
+/* ---- offload.c ---- */
 
 extern const struct vfd_ops vudp_ops VMAK_HIDDEN;
 
@@ -221,6 +221,12 @@ void vudp_to_os(struct vudp *u, const char *why) VMAK_HIDDEN;
 void vudp_settle(struct vudp *u) VMAK_HIDDEN;
 /* In the child of fork(): the rings are the parent's. */
 void vudp_atfork_child(void) VMAK_HIDDEN;
+/*
+ * In the child of fork(): u's attachments are the parent's (its rules
+ * steer into the parent's rings): forgotten without a word to the
+ * kernel, and u a kernel socket until it offloads again.
+ */
+void vudp_att_atfork_child(struct vudp *u) VMAK_HIDDEN;
 /* daemon(): the parent is gone; the child's sockets take rings. */
 void vudp_after_daemon(void) VMAK_HIDDEN;
 /* VMAK_FORK=kernel: every socket back to its kernel socket (at fork). */
@@ -308,6 +314,8 @@ int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
 	VMAK_HIDDEN;
 void vudp_tx_init(struct vudp *u) VMAK_HIDDEN;
 void vudp_tx_destroy(struct vudp *u) VMAK_HIDDEN;
+/* In the child of fork(): the send part starts over. */
+void vudp_tx_atfork_child(struct vudp *u) VMAK_HIDDEN;
 /* A sending option changed (send.c copies it to the helper socket). */
 void vudp_tx_option(struct vudp *u, int level, int name, int val)
 	VMAK_HIDDEN;

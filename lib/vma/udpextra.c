@@ -155,7 +155,7 @@ unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
 	void *buf, *fit;
 
 	if (!ready && __atomic_load_n(&u->natt, __ATOMIC_RELAXED) &&
-	    !__atomic_exchange_n(&u->w.os_hint, false, __ATOMIC_RELAXED) &&
+	    !vwait_os_hint_take(&u->w) &&
 	    (!vconf.os_poll_ratio || !vos_turn(&u->rx.os_skip)))
 		return 0;
 	while (n < max) {
@@ -236,9 +236,7 @@ static unsigned int xt_take(struct vudp *u, struct vma_completion_t *c,
 	 * callbacks a drain left pending (a socket that moved rings) run.
 	 */
 	if (!vudp_ring_maybe(u)) {
-		for (i = 0; i < __atomic_load_n(&u->w.nsrc, __ATOMIC_ACQUIRE); i++)
-			vdemux_callbacks(__atomic_load_n(&u->w.src[i],
-							 __ATOMIC_ACQUIRE));
+		vwait_each_source(&u->w, vdemux_callbacks);
 		return vudp_xt_kernel(u, c, max, false);
 	}
 	vdemux_defer_begin();

@@ -286,40 +286,34 @@ struct each {
 	size_t n, cap;
 };
 
-static struct each each;
-static pthread_mutex_t each_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void collect(int fd, struct vfd *f)
+static void collect(int fd, struct vfd *f, void *ctx)
 {
+	struct each *each = ctx;
 	struct vfd **v;
 	size_t i;
 
 	(void)fd;
-	for (i = 0; i < each.n; i++)
-		if (each.v[i] == f)
+	for (i = 0; i < each->n; i++)
+		if (each->v[i] == f)
 			return;		/* a dup of one we have */
-	if (each.n == each.cap) {
-		v = realloc(each.v, (each.cap ? each.cap * 2 : 64) * sizeof(*v));
+	if (each->n == each->cap) {
+		v = realloc(each->v, (each->cap ? each->cap * 2 : 64) * sizeof(*v));
 		if (!v)
 			return;
-		each.v = v;
-		each.cap = each.cap ? each.cap * 2 : 64;
+		each->v = v;
+		each->cap = each->cap ? each->cap * 2 : 64;
 	}
 	vfd_ref(f);
-	each.v[each.n++] = f;
+	each->v[each->n++] = f;
 }
 
 /* fn on every socket, outside the table's lock. */
 static void for_each_udp(void (*fn)(struct vudp *u))
 {
-	struct each mine;
+	struct each mine = { NULL, 0, 0 };
 	size_t i;
 
-	pthread_mutex_lock(&each_lock);
-	vfd_for_each(&vudp_ops, collect);
-	mine = each;
-	memset(&each, 0, sizeof(each));
-	pthread_mutex_unlock(&each_lock);
+	vfd_for_each(&vudp_ops, collect, &mine);
 	for (i = 0; i < mine.n; i++) {
 		fn(vudp_of(mine.v[i]));
 		vfd_put(mine.v[i]);
@@ -327,37 +321,17 @@ static void for_each_udp(void (*fn)(struct vudp *u))
 	free(mine.v);
 }
 
-static void child_reset(int fd, struct vfd *f)
+static void child_reset(int fd, struct vfd *f, void *ctx)
 {
 	struct vudp *u = vudp_of(f);
-	int i;
 
 	(void)fd;
+	(void)ctx;
+	/* each part's owner starts it over; the counters are the child's */
 	pthread_rwlock_init(&u->lock, NULL);
-	pthread_mutex_init(&u->tx.txlock, NULL);
-	/*
-	 * The rules steer into the parent's rings, and what the queues
-	 * hold is the parent's to read: drop our copies without a word to
-	 * the kernel (the parent's rules stay as they are).
-	 */
-	for (i = 0; i < u->natt; i++) {
-		vdemux_forget(u->att[i]);
-		free(u->att[i]);
-	}
-	u->natt = 0;
-	u->nwatch = 0;	/* the parent's ring fds */
-	__atomic_store_n(&u->w.ready, 0, __ATOMIC_RELAXED);
+	vudp_att_atfork_child(u);
 	vwait_atfork_child(&u->w);
-	if (u->tx.helper >= 0)
-		vfd_close_internal(u->tx.helper);
-	u->tx.helper = -1;
-	free(u->tx.hc);
-	u->tx.hc = NULL;
-	/* no rules of its own while the parent's steer: a kernel socket */
-	u->tried = true;
-	u->unbound = false;
-	u->os_only = true;
-	u->gen++;
+	vudp_tx_atfork_child(u);
 	u->slot = NULL;
 	u->st = &u->own_st;
 }
@@ -365,9 +339,7 @@ static void child_reset(int fd, struct vfd *f)
 void vudp_atfork_child(void)
 {
 	vfd_pool_atfork_child(&pool);
-	pthread_mutex_init(&each_lock, NULL);
-	memset(&each, 0, sizeof(each));
-	vfd_for_each_in_child(&vudp_ops, child_reset);
+	vfd_for_each_in_child(&vudp_ops, child_reset, NULL);
 }
 
 static void reoffload(struct vudp *u)

@@ -12,7 +12,7 @@
  *
  *   epoll set's lock (epoll.c)
  *     -> udp->txlock (send.c)
- *       -> udp->lock (udp.c; read: the data path, write: attach/detach)
+ *       -> udp->lock (offload.c; read: the data path, write: attach/detach)
  *         -> rings_lock (rings.c: the list of ring sets)
  *         -> ring set's lock (rings.c: RX, FILL, the attachments' queues)
  *           -> ring set's txlock (send.c: TX, COMPLETION)

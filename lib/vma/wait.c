@@ -206,9 +206,7 @@ bool vwait_sleep_begin(struct vwait *w, uint32_t gen)
  */
 static void ring_arm(struct vringset *r)
 {
-	uint32_t one = 1;
-
-	vmak_sys_setsockopt(vrs_fd(r), SOL_VMAK, VMAK_RX_ARM, &one, sizeof(one));
+	vmak_ringset_arm(&r->rs);
 }
 
 void vwait_ring_watch(struct vringset *r)
@@ -235,7 +233,6 @@ static bool alone(struct vwait *w, struct vringset *r)
 bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 		       uint32_t usec)
 {
-	struct vmak_moderation m = { count, usec };
 	bool no = false;
 	int err = 0;
 
@@ -245,8 +242,8 @@ bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 		return false;					/* B1 */
 	if (!alone(w, r))					/* B2 */
 		goto undo;
-	if (!vmak_sys_setsockopt(vrs_fd(r), SOL_VMAK, VMAK_RX_BATCH, &m,
-				 sizeof(m))) {			/* B3 */
+	err = -vmak_ringset_batch(&r->rs, count, usec);		/* B3 */
+	if (!err) {
 		/*
 		 * A newcomer's arm can be spent by a datagram before B3
 		 * (and one that armed once, an epoll set, takes it and
@@ -257,7 +254,6 @@ bool vwait_batch_begin(struct vwait *w, struct vringset *r, uint32_t count,
 		vwait_batch_end(r);
 		return false;
 	}
-	err = errno;
 undo:
 	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
 	/* a module without batches: sleep as before, and do not ask again */
@@ -276,10 +272,8 @@ undo:
 
 void vwait_batch_end(struct vringset *r)
 {
-	struct vmak_moderation end = { 0, 0 };
-
 	/* woken by the module, the batch is over; otherwise this ends it */
-	vmak_sys_setsockopt(vrs_fd(r), SOL_VMAK, VMAK_RX_BATCH, &end, sizeof(end));
+	vmak_ringset_batch(&r->rs, 0, 0);
 	__atomic_store_n(&r->batching, false, __ATOMIC_SEQ_CST);
 }
 
@@ -317,4 +311,20 @@ void vwait_atfork_child(struct vwait *w)
 	w->sleepers = 0;
 	w->nsrc = 0;
 	w->gen++;
+	/* what the queues held is the parent's to read */
+	__atomic_store_n(&w->ready, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->bytes, 0, __ATOMIC_RELAXED);
+}
+
+int vwait_pollfds(const struct vwait *w, struct pollfd *p, bool *efd)
+{
+	int i, n = 0, fd = vwait_efd_of(w), nsrc = vwait_nsrc(w);
+
+	*efd = fd >= 0;
+	if (*efd)
+		p[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
+	for (i = 0; i < nsrc; i++)
+		p[n++] = (struct pollfd){ .fd = vrs_fd(vwait_src(w, i)),
+					  .events = POLLIN };
+	return n;
 }

@@ -8,6 +8,7 @@
 #ifndef _VMAK_VMA_WAIT_H
 #define _VMAK_VMA_WAIT_H
 
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -70,6 +71,52 @@ static inline uint32_t vwait_ready(const struct vwait *w)
 static inline uint32_t vwait_seq(const struct vwait *w)
 {
 	return __atomic_load_n(&w->seq, __ATOMIC_RELAXED);
+}
+
+/*
+ * The readers' verbs: the sources, the eventfd and the kernel socket's
+ * hint are read only through these (the protocol at the top of wait.c
+ * says which loads pair with which stores).
+ */
+static inline int vwait_nsrc(const struct vwait *w)
+{
+	return __atomic_load_n(&w->nsrc, __ATOMIC_ACQUIRE);
+}
+
+/* Source i (< vwait_nsrc()); a stale one is only a wasted look. */
+static inline struct vringset *vwait_src(const struct vwait *w, int i)
+{
+	return __atomic_load_n(&w->src[i], __ATOMIC_ACQUIRE);
+}
+
+/* fn on each source (fn may drain it or run its callbacks). */
+static inline void vwait_each_source(const struct vwait *w,
+				     void (*fn)(struct vringset *r))
+{
+	int i, n = vwait_nsrc(w);
+
+	for (i = 0; i < n; i++)
+		fn(vwait_src(w, i));
+}
+
+/* The eventfd, or -1 before its first need. */
+static inline int vwait_efd_of(const struct vwait *w)
+{
+	return __atomic_load_n(&w->efd, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A sleeper's fds for poll(): the eventfd (if it has one; *efd says),
+ * then each source's fd, POLLIN, into p (room for 1 + VWAIT_MAX_SRC).
+ * Returns how many.
+ */
+int vwait_pollfds(const struct vwait *w, struct pollfd *p, bool *efd)
+	VMAK_HIDDEN;
+
+/* Did a wait see the kernel socket readable? Taken: the next looks. */
+static inline bool vwait_os_hint_take(struct vwait *w)
+{
+	return __atomic_exchange_n(&w->os_hint, false, __ATOMIC_RELAXED);
 }
 
 /* The sources' generation, read before a sleeper lays out its fds. */

@@ -124,6 +124,19 @@ int vmak_ringset_net_header(const struct vmak_ringset *rs, int udp_fd,
  * stopped it (take completions, then kick again).
  */
 int vmak_ringset_kick(const struct vmak_ringset *rs);
+/*
+ * Wake the ring set's sleepers at the next RX descriptor, once, whatever
+ * its moderation (VMAK_RX_ARM; the need_wakeup of a ring a thread is
+ * about to sleep on). 0 or -errno.
+ */
+int vmak_ringset_arm(const struct vmak_ringset *rs);
+/*
+ * For the next wake only: wake once count descriptors were posted, or
+ * usec after the first of them (VMAK_RX_BATCH); {0, 0} ends a batch
+ * without a wake. 0 or -errno (-EINVAL for values the module refuses).
+ */
+int vmak_ringset_batch(const struct vmak_ringset *rs, uint32_t count,
+		       uint32_t usec);
 
 /* Steer the flow of a bound/connected UDP socket into the ring set. */
 int vmak_rule_add_socket(int ring_fd, int udp_fd, uint32_t cookie);

@@ -563,3 +563,21 @@ int vudp_ring_fds(struct vudp *u, int *fds, int max)
 	pthread_rwlock_unlock(&u->lock);
 	return n;
 }
+
+void vudp_att_atfork_child(struct vudp *u)
+{
+	int i;
+
+	/* what the queues hold is the parent's to read */
+	for (i = 0; i < u->natt; i++) {
+		vdemux_forget(u->att[i]);
+		free(u->att[i]);
+	}
+	u->natt = 0;
+	u->nwatch = 0;	/* the parent's ring fds */
+	/* no rules of its own while the parent's steer: a kernel socket */
+	u->tried = true;
+	u->unbound = false;
+	u->os_only = true;
+	u->gen++;
+}
