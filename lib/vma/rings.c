@@ -296,7 +296,10 @@ static struct vringset *ring_open(int ifindex, uint64_t key, int *err)
 		ring_fd_close(r);
 		vfd_unmark_internal(r->rs.fd);
 		vmak_ringset_close(&r->rs);
-		free(r);
+		/*
+		 * Not freed: its fd's slot carried it, and a lookup of that
+		 * number may hold it still (fdtab.c: objects stay objects)
+		 */
 		*err = -ENOBUFS;
 		return NULL;
 	}
