@@ -484,8 +484,15 @@ static bool run_now(struct vringset *r)
 			queue(r, a, &p.d);
 			continue;
 		}
-		cb = *a->cb;
-		cb.fn = __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE);
+		{
+			/* the function checked above: a removal meanwhile
+			 * must not make us call the NULL it stored
+			 */
+			vma_recv_callback_t fn = cb.fn;
+
+			cb = *a->cb;
+			cb.fn = fn;
+		}
 		held = &a->cb->held;	/* the socket's, kept by the pin */
 		cb_prepare(&p.d, a->w, &c);
 		run.addr = p.d.addr;
