@@ -300,9 +300,23 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut,
 	gen = vwait_gen(&u->w);
 	p[n++] = (struct pollfd){ .fd = u->fd, .events = POLLIN | POLLRDHUP };
 	nsrc = vwait_pollfds(&u->w, p + n, &efd);
+	/*
+	 * socketXtreme: the rings, and what they queued for the socket, are
+	 * socketxtreme_poll()'s, never this receive's. Their fds, and the
+	 * eventfd while the queue holds datagrams (it stays readable for an
+	 * epoll set's sake), would wake it at once, every time, past
+	 * SO_RCVTIMEO (the stress test's first finding): it sleeps on the
+	 * kernel socket, and on the eventfd only while that means a change.
+	 */
+	if (vconf.socketxtreme) {
+		if (efd && vwait_ready(&u->w))
+			efd = false;
+		nsrc = efd;
+	}
 	n += nsrc;
 	nsrc -= efd;
-	if (vwait_sleep_begin(&u->w, gen)) {
+	if (vwait_sleep_begin(&u->w, gen) &&
+	    (!vconf.socketxtreme || vwait_gen(&u->w) != gen)) {
 		vwait_sleep_end(&u->w, false);
 		return 0;	/* queued, or new rings, since our look */
 	}
