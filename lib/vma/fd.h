@@ -247,8 +247,10 @@ int vfd_scan(unsigned int lo, unsigned int hi, bool internal, int *fds,
  * flight still need the file, *fdp becomes a hidden copy (*own set), as
  * the kernel keeps a file while any fd or call holds it. others: the
  * object's references that are neither fds nor calls (epoll members).
- * The caller of closing() holds one reference. False: no fd left for a
- * copy.
+ * Nothing needs the file past this close: *fdp becomes -1. The caller of
+ * closing() holds one reference, and excludes from this call the object's
+ * own readers of *fdp that did not come through fd. False: no fd left for
+ * a copy.
  */
 bool vfd_keep_copy(struct vfd *f, int fd, int *fdp, bool *own, int others)
 	VMAK_HIDDEN;

@@ -491,9 +491,18 @@ bool vfd_keep_copy(struct vfd *f, int fd, int *fdp, bool *own, int others)
 		    others;
 	int copy;
 
-	if (fd != __atomic_load_n(fdp, __ATOMIC_ACQUIRE) ||
-	    (nfds <= 1 && calls <= 0))
+	if (fd != __atomic_load_n(fdp, __ATOMIC_ACQUIRE))
 		return true;
+	if (nfds <= 1 && calls <= 0) {
+		/*
+		 * Nobody needs the file after this close: a call that
+		 * finds the object from now on (its fd still in the table
+		 * until closed()) must not read the number, which the next
+		 * open() may reuse. It meets EBADF, as the kernel's would.
+		 */
+		__atomic_store_n(fdp, -1, __ATOMIC_RELEASE);
+		return true;
+	}
 	copy = vmak_sys_fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (copy < 0)
 		return false;

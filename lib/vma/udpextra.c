@@ -171,7 +171,15 @@ unsigned int vudp_xt_kernel(struct vudp *u, struct vma_completion_t *c,
 		m = (struct msghdr){ .msg_name = &from,
 				     .msg_namelen = sizeof(from),
 				     .msg_iov = &iov, .msg_iovlen = 1 };
-		len = vmak_sys_recvmsg(u->fd, &m, MSG_DONTWAIT);
+		/*
+		 * Found through an epoll set or a ring too, not only by the
+		 * program's fd: the number is read where its last close()
+		 * cannot close it meanwhile (udp_closing()), -1 once gone
+		 */
+		pthread_rwlock_rdlock(&u->lock);
+		len = u->fd < 0 ? (errno = EAGAIN, -1) :
+		      vmak_sys_recvmsg(u->fd, &m, MSG_DONTWAIT);
+		pthread_rwlock_unlock(&u->lock);
 		if (len < 0) {
 			free(buf);
 			vhold_copy_abandon(v);

@@ -66,9 +66,14 @@ static void follow_fd(struct vudp *u, int fd)
 static void udp_closing(struct vfd *f, int fd)
 {
 	struct vudp *u = vudp_of(f);
+	bool kept;
 
-	if (!vfd_keep_copy(f, fd, &u->fd, &u->own_fd,
-			   __atomic_load_n(&u->w.sets, __ATOMIC_ACQUIRE)))
+	/* the lock: a socketXtreme poll reads u->fd under it (udpextra.c) */
+	pthread_rwlock_wrlock(&u->lock);
+	kept = vfd_keep_copy(f, fd, &u->fd, &u->own_fd,
+			     __atomic_load_n(&u->w.sets, __ATOMIC_ACQUIRE));
+	pthread_rwlock_unlock(&u->lock);
+	if (!kept)
 		vlog(VLOG_WARNING, "fd %d: no fd left to keep its socket for its other users (%s)",
 		     fd, strerror(errno));
 	/* a receive asleep on fd: look again, on the copy */
@@ -80,11 +85,10 @@ static void udp_closed(struct vfd *f, int fd)
 {
 	struct vudp *u = vudp_of(f);
 
-	(void)fd;
 	if (__atomic_load_n(&f->nfds, __ATOMIC_ACQUIRE))
 		return;
 	/* the last fd: its rules go; a call in flight reads the kernel */
-	vstats_log(u->fd, u->st);
+	vstats_log(fd, u->st);
 	vudp_reply_log(u);
 	vudp_detach_all(u);
 }
