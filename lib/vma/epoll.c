@@ -169,6 +169,7 @@ static int member_add(struct vepoll *ep, int fd, struct vfd *f,
 		      const struct epoll_event *ev)
 {
 	struct vmember *m = calloc(1, sizeof(*m));
+	bool gone;
 
 	if (!m)
 		return -ENOMEM;
@@ -186,10 +187,20 @@ static int member_add(struct vepoll *ep, int fd, struct vfd *f,
 	vwait_efd(m->w);
 	vwait_set_add(m->w, 1);
 	pthread_mutex_lock(&ep->lock);
-	vep_member_regs(ep, m);
-	m->next = ep->members;
-	ep->members = m;
+	/*
+	 * Its last fd closed since the kernel took it (the kernel's
+	 * registration went with the file): fd_gone() has been, or waits
+	 * for this lock and finds it; either way no member outlives the fds
+	 */
+	gone = !__atomic_load_n(&f->nfds, __ATOMIC_ACQUIRE);
+	if (!gone) {
+		vep_member_regs(ep, m);
+		m->next = ep->members;
+		ep->members = m;
+	}
 	pthread_mutex_unlock(&ep->lock);
+	if (gone)
+		vep_member_free(m);
 	return 0;
 }
 
