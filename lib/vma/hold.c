@@ -134,12 +134,19 @@ void vhold_copy_abandon(struct vbuf *v)
 	__atomic_store_n(&v->refs, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * A copy's last reference is put as FREEING, never straight to 0: its
+ * buffer is read and freed before the slot can be claimed again, so a
+ * stale free racing a new claim never frees the old buffer twice.
+ */
+#define FREEING		(1U << 31)
+
 int vhold_ref(struct vbuf *v)
 {
 	uint32_t refs = __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE);
 
 	do {
-		if (!refs)
+		if (!refs || (refs & FREEING))
 			return -EINVAL;
 	} while (!__atomic_compare_exchange_n(&v->refs, &refs, refs + 1, true,
 					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
@@ -148,19 +155,22 @@ int vhold_ref(struct vbuf *v)
 
 int vhold_put(struct vbuf *v)
 {
-	uint32_t refs = __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE);
-	void *copy = v->copy;	/* read while referenced: the slot is ours */
+	uint32_t refs = __atomic_load_n(&v->refs, __ATOMIC_ACQUIRE), to;
+	bool copy = is_copy(v);
 	uint64_t addr;
 
 	do {
-		if (!refs)
+		if (!refs || (refs & FREEING))
 			return -EINVAL;	/* given back already */
-	} while (!__atomic_compare_exchange_n(&v->refs, &refs, refs - 1, true,
+		to = refs == 1 && copy ? FREEING : refs - 1;
+	} while (!__atomic_compare_exchange_n(&v->refs, &refs, to, true,
 					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	if (refs > 1)
 		return (int)refs - 1;
-	if (is_copy(v)) {	/* free for the next claim from here on */
-		free(copy);
+	if (copy) {	/* ours alone until refs is 0: no claim meanwhile */
+		free(v->copy);
+		v->copy = NULL;
+		__atomic_store_n(&v->refs, 0, __ATOMIC_RELEASE);
 		return 0;
 	}
 	addr = (uint64_t)(v - tab) * vrs_chunk_size();
@@ -172,15 +182,16 @@ int vhold_put(struct vbuf *v)
 
 static void release_in(struct vbuf *t, uint32_t n, const void *owner)
 {
-	uint32_t i;
+	uint32_t i, refs;
 
-	for (i = 0; t && i < n; i++)
-		if (__atomic_load_n(&t[i].refs, __ATOMIC_ACQUIRE) &&
-		    t[i].owner == owner) {
+	for (i = 0; t && i < n; i++) {
+		refs = __atomic_load_n(&t[i].refs, __ATOMIC_ACQUIRE);
+		if (refs && !(refs & FREEING) && t[i].owner == owner) {
 			t[i].owner = NULL;	/* no later socket there frees it */
 			__atomic_store_n(&t[i].refs, 1, __ATOMIC_RELEASE);
 			vhold_put(&t[i]);
 		}
+	}
 }
 
 void vhold_release_owner(const void *owner)
