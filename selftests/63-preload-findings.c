@@ -29,42 +29,11 @@
 #include <sys/resource.h>
 
 #include "preload.h"
-#include "vmak/sockstats.h"
 
 #define GROUP	"239.7.7.7"
 
 int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *t,
 		const sigset_t *m, size_t fdslen);
-
-/* This process's counters for fd, from the library's shared file. */
-static int counters(int fd, struct vmak_sockstat_counters *c)
-{
-	char path[96];
-	struct vmak_sockstats_hdr *h;
-	struct vmak_sockstat *s;
-	size_t len = sizeof(*h) + VMAK_SOCKSTATS_SLOTS * sizeof(*s);
-	int ffd, rc = -1;
-	uint32_t i;
-
-	snprintf(path, sizeof(path), "%s/%s%d", VMAK_SOCKSTATS_DIR,
-		 VMAK_SOCKSTATS_PREFIX, (int)getpid());
-	ffd = open(path, O_RDONLY);
-	if (ffd < 0)
-		return -1;
-	h = mmap(NULL, len, PROT_READ, MAP_SHARED, ffd, 0);
-	close(ffd);
-	if (h == MAP_FAILED)
-		return -1;
-	s = (struct vmak_sockstat *)(h + 1);
-	for (i = 0; i < h->nslots; i++)
-		if (s[i].in_use && s[i].fd == fd) {
-			*c = s[i].c;
-			rc = 0;
-			break;
-		}
-	munmap(h, len);
-	return rc;
-}
 
 static double thread_cpu_ms(void)
 {
@@ -207,7 +176,7 @@ TEST_F(pre, a_ring_send_carries_the_socket_s_ttl_and_tos)
 		EXPECT_EQ(0xb8, seen[i].tos);
 	}
 	/* and these went through the ring */
-	ASSERT_EQ(0, counters(t.fd, &c));
+	ASSERT_EQ(0, sock_counters(t.fd, &c));
 	EXPECT_GE(c.tx_ring, 6);
 	close(t.fd);
 }
@@ -249,24 +218,24 @@ TEST_F(pre, a_ring_send_keeps_to_the_path_s_mtu)
 	inet_pton(AF_INET, "10.8.0.9", &b.t.to.sin_addr);
 	/* the neighbour resolved: until then the kernel sends */
 	for (i = 0; i < 100; i++) {
-		ASSERT_EQ(0, counters(b.t.fd, &c0));
+		ASSERT_EQ(0, sock_counters(b.t.fd, &c0));
 		ASSERT_EQ(1, sendto(b.t.fd, "x", 1, 0, (void *)&b.t.to,
 				    sizeof(b.t.to)));
-		ASSERT_EQ(0, counters(b.t.fd, &c1));
+		ASSERT_EQ(0, sock_counters(b.t.fd, &c1));
 		if (c1.tx_ring > c0.tx_ring)
 			break;
 		usleep(30000);
 	}
 	ASSERT_LT(i, 100);
 	/* what fits goes through the ring, whole */
-	ASSERT_EQ(0, counters(b.t.fd, &c0));
+	ASSERT_EQ(0, sock_counters(b.t.fd, &c0));
 	b.len = 1300;
 	wire(self->cmd, self->done, 31013, b.t.to.sin_addr.s_addr, 1, seen,
 	     send_big, &b);
 	EXPECT_EQ(1300, b.sent);
 	EXPECT_EQ(1300, seen[0].len);
 	EXPECT_EQ(-1, seen[0].frag);
-	ASSERT_EQ(0, counters(b.t.fd, &c1));
+	ASSERT_EQ(0, sock_counters(b.t.fd, &c1));
 	EXPECT_EQ(c0.tx_ring + 1, c1.tx_ring);
 	/*
 	 * What does not, in fragments of the route's size; then connected,
@@ -1020,8 +989,8 @@ TEST_F(pre, two_reuseaddr_sockets_of_one_process_share_a_group_on_rings)
 	usleep(200000);
 	EXPECT_EQ(200, drain(a));
 	EXPECT_EQ(200, drain(b));
-	ASSERT_EQ(0, counters(a, &ca));
-	ASSERT_EQ(0, counters(b, &cb));
+	ASSERT_EQ(0, sock_counters(a, &ca));
+	ASSERT_EQ(0, sock_counters(b, &cb));
 	EXPECT_EQ(200, ca.rx_ring);
 	EXPECT_EQ(200, cb.rx_ring);
 	close(a);

@@ -556,6 +556,51 @@ TEST_F(pre, removing_a_callback_keeps_the_order)
 	close(b);
 }
 
+/* Every other datagram DROPped, the rest left to the receive. */
+static vma_recv_callback_retval_t every_other_cb(int fd, size_t sz_iov,
+						 struct iovec iov[],
+						 struct vma_info_t *info,
+						 void *ctx)
+{
+	atomic_int *n = ctx;
+
+	(void)fd;
+	(void)sz_iov;
+	(void)iov;
+	(void)info;
+	return atomic_fetch_add(n, 1) % 2 ? VMA_PACKET_RECV : VMA_PACKET_DROP;
+}
+
+/*
+ * What a callback takes (DROP or HOLD) is counted for its socket apart
+ * from what its receives read (vmakctl sockets: rx-callback, rx-ring):
+ * sockperf's callback mode showed 0 through the ring that carried it all.
+ */
+TEST_F(pre, what_callbacks_take_is_counted)
+{
+	struct vma_api_t *api = vma_get_api();
+	struct vmak_sockstat_counters c0, c1;
+	int a = udp_bound(PORT_A), got = 0;
+	atomic_int calls = 0;
+	char buf[64];
+
+	ASSERT_GE(a, 0);
+	first_through_ring(_metadata, self->cmd, self->done, api, a, false);
+	ASSERT_EQ(0, sock_counters(a, &c0));
+	ASSERT_EQ(0, api->register_recv_callback(a, every_other_cb, &calls));
+	send_n(self->cmd, self->done, PORT_A, 40, 24);
+	rcvtimeo(a, 2);
+	while (got < 20 && recv(a, buf, sizeof(buf), 0) == 24)
+		got++;
+	EXPECT_EQ(20, got);
+	EXPECT_EQ(40, atomic_load(&calls));
+	ASSERT_EQ(0, sock_counters(a, &c1));
+	EXPECT_EQ(20, c1.rx_callback - c0.rx_callback);
+	EXPECT_EQ(20, c1.rx_ring - c0.rx_ring);
+	EXPECT_EQ(0, c1.rx_os - c0.rx_os);
+	close(a);
+}
+
 /*
  * socketXtreme's buffers are the program's until it frees them, even past
  * their socket's close (libvma's are too): freed after close, once.

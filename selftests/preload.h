@@ -20,6 +20,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "vmak/sockstats.h"
 
 #define ADDR_B	"10.8.0.2"
 
@@ -304,6 +306,36 @@ static inline int drain(int fd)
 	while (recv(fd, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
 		n++;
 	return n;
+}
+
+/* This process's counters for fd, from the library's shared file. */
+static inline int sock_counters(int fd, struct vmak_sockstat_counters *c)
+{
+	char path[96];
+	struct vmak_sockstats_hdr *h;
+	struct vmak_sockstat *s;
+	size_t len = sizeof(*h) + VMAK_SOCKSTATS_SLOTS * sizeof(*s);
+	int ffd, rc = -1;
+	uint32_t i;
+
+	snprintf(path, sizeof(path), "%s/%s%d", VMAK_SOCKSTATS_DIR,
+		 VMAK_SOCKSTATS_PREFIX, (int)getpid());
+	ffd = open(path, O_RDONLY);
+	if (ffd < 0)
+		return -1;
+	h = mmap(NULL, len, PROT_READ, MAP_SHARED, ffd, 0);
+	close(ffd);
+	if (h == MAP_FAILED)
+		return -1;
+	s = (struct vmak_sockstat *)(h + 1);
+	for (i = 0; i < h->nslots; i++)
+		if (s[i].in_use && s[i].fd == fd) {
+			*c = s[i].c;
+			rc = 0;
+			break;
+		}
+	munmap(h, len);
+	return rc;
 }
 
 #endif /* _VMAK_SELFTEST_PRELOAD_H */

@@ -486,11 +486,13 @@ static void print_sockstat(int pid, const struct vmak_sockstat *st,
 			  st->peer_port);
 	if (!json) {
 		printf("pid %d fd %d %s local %s peer %s rings %u%s rx-ring %" PRIu64
-		       " rx-kernel %" PRIu64 " rx-drops %" PRIu64 "\n",
+		       " rx-kernel %" PRIu64 " rx-drops %" PRIu64
+		       " rx-callback %" PRIu64 "\n",
 		       pid, st->fd, st->family == AF_INET6 ? "udp6" : "udp4",
 		       local, peer, st->rings,
 		       st->flags & VMAK_SOCKSTAT_OS_ONLY ? " kernel-only" : "",
-		       st->c.rx_ring, st->c.rx_os, st->c.rx_drops);
+		       st->c.rx_ring, st->c.rx_os, st->c.rx_drops,
+		       st->c.rx_callback);
 		return;
 	}
 	printf("%s{\"pid\":%d,\"fd\":%d,\"family\":\"%s\",\"local\":",
@@ -500,9 +502,10 @@ static void print_sockstat(int pid, const struct vmak_sockstat *st,
 	printf(",\"peer\":");
 	json_str(peer);
 	printf(",\"rings\":%u,\"kernel_only\":%s,\"rx_ring\":%" PRIu64
-	       ",\"rx_kernel\":%" PRIu64 ",\"rx_drops\":%" PRIu64 "}",
+	       ",\"rx_kernel\":%" PRIu64 ",\"rx_drops\":%" PRIu64
+	       ",\"rx_callback\":%" PRIu64 "}",
 	       st->rings, st->flags & VMAK_SOCKSTAT_OS_ONLY ? "true" : "false",
-	       st->c.rx_ring, st->c.rx_os, st->c.rx_drops);
+	       st->c.rx_ring, st->c.rx_os, st->c.rx_drops, st->c.rx_callback);
 	*first = false;
 }
 

@@ -519,6 +519,9 @@ static bool run_now(struct vringset *r)
 		 */
 		if (a)
 			a->npend--;
+		if ((ret == VMA_PACKET_DROP || ret == VMA_PACKET_HOLD) &&
+		    run.pin && cb.consumed)	/* the pin keeps the counter */
+			__atomic_add_fetch(cb.consumed, 1, __ATOMIC_RELAXED);
 		if (ret == VMA_PACKET_HOLD && run.pin) {
 			vhold_take(r, p.d.addr, c.iov.iov_base, p.d.plen, cb.owner);
 			__atomic_add_fetch(held, 1, __ATOMIC_RELAXED);

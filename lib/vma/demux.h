@@ -32,6 +32,7 @@ struct vrxcb {
 	 */
 	struct vfd *obj;
 	uint32_t held;		/* chunks handed out for it, about (atomic) */
+	uint64_t *consumed;	/* the socket's count of what it DROPs/HOLDs */
 };
 
 /*

@@ -301,18 +301,12 @@ static int sleep_both(struct vudp *u, int64_t deadline, bool *shut,
 	p[n++] = (struct pollfd){ .fd = u->fd, .events = POLLIN | POLLRDHUP };
 	nsrc = vwait_pollfds(&u->w, p + n, &efd);
 	/*
-	 * socketXtreme: the rings, and what they queued for the socket, are
-	 * socketxtreme_poll()'s, never this receive's. Their fds, and the
-	 * eventfd while the queue holds datagrams (it stays readable for an
-	 * epoll set's sake), would wake it at once, every time, past
-	 * SO_RCVTIMEO (the stress test's first finding): it sleeps on the
-	 * kernel socket, and on the eventfd only while that means a change.
+	 * socketXtreme: the rings and what they queued are the polls', and
+	 * would wake it at once, every time (the eventfd stays readable
+	 * while the queue holds any): the eventfd only while that is news
 	 */
-	if (vconf.socketxtreme) {
-		if (efd && vwait_ready(&u->w))
-			efd = false;
-		nsrc = efd;
-	}
+	if (vconf.socketxtreme)
+		nsrc = efd = efd && !vwait_ready(&u->w);
 	n += nsrc;
 	nsrc -= efd;
 	if (vwait_sleep_begin(&u->w, gen) &&
@@ -521,6 +515,8 @@ int vudp_recv_zcopy(struct vudp *u, void *buf, size_t len, int *flags,
 	}
 	*flags &= ~MSG_VMA_ZCOPY;
 	r = recv_msg(u, &msg, in & ~MSG_PEEK, &z, &one);
+	if (r >= 0 && (*flags & MSG_VMA_ZCOPY))
+		r = vrx_zc_settle(u, buf, len, flags, in, r);
 	if (r >= 0 && from && fromlen)
 		*fromlen = msg.msg_namelen;
 	return (int)r;

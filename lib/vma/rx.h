@@ -40,6 +40,13 @@ size_t vrx_copy_rest(struct vudp *u, struct vatt *a, const struct vdgram *d,
  */
 ssize_t vrx_zc_take(struct vudp *u, struct vringset *r, const struct vdgram *d,
 		    const struct frame *f, const struct vzc *z) VMAK_HIDDEN;
+/*
+ * A zero-copy receive's result r (its packet in buf) as it returns: a
+ * copy in buf instead, the flag cleared, if the socket's last fd closed
+ * meanwhile (nobody could free the packet). in: the caller's flags.
+ */
+ssize_t vrx_zc_settle(struct vudp *u, void *buf, size_t len, int *flags,
+		      int in, ssize_t r) VMAK_HIDDEN;
 /* The key (reply.h) of the frame's source. */
 uint64_t vrx_frame_from(const struct frame *f) VMAK_HIDDEN;
 

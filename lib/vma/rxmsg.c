@@ -223,6 +223,36 @@ ssize_t vrx_zc_take(struct vudp *u, struct vringset *r,
 	return f->plen;
 }
 
+/*
+ * A packet handed out to a receive that returns after its socket's last
+ * close: nobody could free_packets() it, and the socket's end (at this
+ * call's reference, perhaps) gives its packets back. It leaves as a copy
+ * in buf, the flag cleared, as a datagram from the kernel socket does.
+ * Decided under the lock the last close sets fdless under: a packet this
+ * call kept was the program's at that close, and goes back with the rest.
+ */
+ssize_t vrx_zc_settle(struct vudp *u, void *buf, size_t len, int *flags,
+		      int in, ssize_t r)
+{
+	struct vma_packets_t *pk = buf;
+	struct vbuf *v = vhold_find(pk->pkts[0].packet_id);
+	size_t n;
+
+	pthread_rwlock_rdlock(&u->lock);
+	if (!u->rx.fdless || !v) {
+		pthread_rwlock_unlock(&u->lock);
+		return r;
+	}
+	n = v->plen < len ? v->plen : len;
+	r = in & MSG_TRUNC ? (ssize_t)v->plen : (ssize_t)n;
+	memmove(buf, v->b.payload, n);
+	*flags &= ~MSG_VMA_ZCOPY;
+	if (!vhold_put(v))
+		__atomic_sub_fetch(&u->rxcb.held, 1, __ATOMIC_RELAXED);
+	pthread_rwlock_unlock(&u->lock);
+	return r;
+}
+
 /* The key (reply.h) of the frame's source. */
 uint64_t vrx_frame_from(const struct frame *f)
 {

@@ -69,6 +69,7 @@ struct vudp_rx {
 	uint64_t last_ts;	/* ... and its timestamp (SIOCGSTAMP) */
 	uint32_t os_drops;	/* the kernel socket's SO_RXQ_OVFL count */
 	int pending_err;	/* recvmmsg's error after a partial batch */
+	bool fdless;		/* its last fd closed (u->lock for writing) */
 	uint64_t sent_to;	/* vreply_key() of the last send's
 				 * destination, 0: none since the last
 				 * receive

@@ -90,6 +90,10 @@ static void udp_closed(struct vfd *f, int fd)
 	/* the last fd: its rules go; a call in flight reads the kernel */
 	vstats_log(fd, u->st);
 	vudp_reply_log(u);
+	/* a zero-copy receive in flight gives a copy from here on */
+	pthread_rwlock_wrlock(&u->lock);
+	u->rx.fdless = true;
+	pthread_rwlock_unlock(&u->lock);
 	vudp_detach_all(u);
 }
 
@@ -278,6 +282,7 @@ struct vudp *vudp_new(int fd, int family, bool nonblock)
 	u->family = family;
 	u->slot = vstats_slot_get(fd, family);
 	u->st = u->slot ? &u->slot->c : &u->own_st;
+	u->rxcb.consumed = &u->st->rx_callback;
 	__atomic_store_n(&u->hdr.refs, 1, __ATOMIC_RELEASE);	/* the slot's */
 	vfd_install(fd, &u->hdr);
 	return u;

@@ -18,7 +18,7 @@
 #define VMAK_SOCKSTATS_DIR	"/dev/shm"
 #define VMAK_SOCKSTATS_PREFIX	"vmak-sockets."
 #define VMAK_SOCKSTATS_MAGIC	0x766d6b73U	/* "vmks" */
-#define VMAK_SOCKSTATS_VERSION	1
+#define VMAK_SOCKSTATS_VERSION	2	/* 2: rx_callback */
 #define VMAK_SOCKSTATS_SLOTS	1024
 
 struct vmak_sockstats_hdr {
@@ -36,6 +36,10 @@ struct vmak_sockstat_counters {
 	uint64_t tx_ring;	/* sent through TX rings (0: not yet offloaded) */
 	uint64_t tx_os;		/* sent through the kernel socket (counted
 				 * once sends are interposed)
+				 */
+	uint64_t rx_callback;	/* of rx_ring's kind, but taken by the
+				 * receive callback (VMA_PACKET_DROP or
+				 * _HOLD), never by a receive call
 				 */
 };
 
