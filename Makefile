@@ -74,7 +74,7 @@ ST_CPPFLAGS := -Iselftests -I$(KSFT_DIR)
 ST_WFLAGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-sign-compare -Wno-unused-parameter
 
-.PHONY: all module lib tools selftests examples check probe-check unit preload-host asan tsan preload-bins vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
+.PHONY: all module lib tools selftests examples check probe-check unit preload-host asan tsan preload-bins stress-long vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
 	dkms-install clean help style sparse check-abi check-layers htmldocs
 
 all: module lib tools selftests examples
@@ -90,6 +90,7 @@ help:
 	@echo '  preload-host host preload probes: each program plain and with libvmak.so preloaded'
 	@echo '  asan tsan    the threaded preload probes on a libvmak built with ASan+UBSan / TSan'
 	@echo '  vmcheck      VM selftests only (KERNEL=6.1|6.12|6.12-rt|unstable|unstable-rt)'
+	@echo '  stress-long  70-extra-stress in the VM with STRESS_OPS=$(STRESS_OPS) operations a test'
 	@echo '  demo         boot a VM, load vmak, show it working'
 	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
 	@echo '  dkms-install register the source tree with DKMS and build it'
@@ -331,6 +332,21 @@ $(ASAN_SO): $(LIB_SRCS_ALL)
 
 asan: preload-bins $(LIB_SO) $(ASAN_SO)
 	selftests/preload/run --asan $(B)/asan/libvmak.so $(SAN_PROBES)
+
+# The extra API's stress (selftests/70-extra-stress.c) runs in the VM on
+# the ASan library, preloaded after the runtime named here (as above).
+ASAN_RT = $(shell $(CC) -print-file-name=libasan.so)
+$(B)/selftests/70-extra-stress: private CPPFLAGS += -DVMAK_ASAN_RT='"$(ASAN_RT)"'
+$(B)/selftests/70-extra-stress: | $(ASAN_SO)
+
+# Its long run: STRESS_OPS operations for each of its two tests, on KERNEL;
+# the TAP is kept in $(B)/stress-long.tap, and a "not ok" fails the target.
+STRESS_OPS ?= 1000000
+stress-long: lib tools selftests
+	VM_APPEND="$(VM_APPEND) VMAK_STRESS_OPS=$(STRESS_OPS) VMAK_TEST_TIMEOUT=$$(( $(STRESS_OPS) / 100 + 900 ))" \
+		selftests/vm/run --kernel $(KERNEL) --timeout $$(( $(STRESS_OPS) / 100 + 1800 )) \
+		-- 70-extra-stress > $(B)/stress-long.tap 2>&1; rc=$$?; cat $(B)/stress-long.tap; \
+		[ $$rc = 0 ] && ! grep -q '^not ok' $(B)/stress-long.tap
 
 # TSan needs its runtime in the program: the same probes are built with
 # -fsanitize=thread into $(B)/tsan/preload/, and the TSan libvmak is
