@@ -959,14 +959,16 @@ TEST_F(pre, a_set_waiting_before_the_rings_wakes_for_them)
 
 /* ---- feed handlers ---- */
 
-static int group_socket(uint16_t port)
+/* A member of GROUP on port, bound to the group or to the wildcard. */
+static int member_socket(uint16_t port, bool wildcard)
 {
 	struct sockaddr_in g = { .sin_family = AF_INET, .sin_port = htons(port) };
 	struct ip_mreqn mr = { .imr_ifindex = 0 };
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), on = 1;
 
-	inet_pton(AF_INET, GROUP, &g.sin_addr);
-	mr.imr_multiaddr = g.sin_addr;
+	inet_pton(AF_INET, GROUP, &mr.imr_multiaddr);
+	if (!wildcard)
+		g.sin_addr = mr.imr_multiaddr;
 	inet_pton(AF_INET, ADDR_B, &mr.imr_address);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
 	    bind(fd, (void *)&g, sizeof(g)) ||
@@ -975,26 +977,114 @@ static int group_socket(uint16_t port)
 	return fd;
 }
 
-TEST_F(pre, two_reuseaddr_sockets_of_one_process_share_a_group_on_rings)
+static int group_socket(uint16_t port)
 {
-	/* 2 x 200 chunks: within a ring's share of even a halved UMEM */
-	struct cmd k = { .port = 31090, .len = 32, .n = 200 };
-	int a = group_socket(31090), b = group_socket(31090);
+	return member_socket(port, false);
+}
+
+/*
+ * 200 datagrams to the group: each of a and b reads all, through rings
+ * or (rings false) all through its kernel socket.
+ */
+static void group_to_both(struct __test_metadata *_metadata, int cmd,
+			  int done, uint16_t port, int a, int b, bool rings)
+{
+	struct cmd k = { .port = port, .len = 32, .n = 200 };
 	struct vmak_sockstat_counters ca, cb;
 
 	ASSERT_GE(a, 0);
 	ASSERT_GE(b, 0);
 	inet_pton(AF_INET, GROUP, &k.dst);
-	send_cmd(self->cmd, self->done, &k);
+	send_cmd(cmd, done, &k);
 	usleep(200000);
 	EXPECT_EQ(200, drain(a));
 	EXPECT_EQ(200, drain(b));
 	ASSERT_EQ(0, sock_counters(a, &ca));
 	ASSERT_EQ(0, sock_counters(b, &cb));
-	EXPECT_EQ(200, ca.rx_ring);
-	EXPECT_EQ(200, cb.rx_ring);
+	EXPECT_EQ(rings ? 200 : 0, ca.rx_ring);
+	EXPECT_EQ(rings ? 200 : 0, cb.rx_ring);
+	EXPECT_EQ(rings ? 0 : 200, ca.rx_os);
+	EXPECT_EQ(rings ? 0 : 200, cb.rx_os);
 	close(a);
 	close(b);
+}
+
+TEST_F(pre, two_reuseaddr_sockets_of_one_process_share_a_group_on_rings)
+{
+	/* 2 x 200 chunks: within a ring's share of even a halved UMEM */
+	group_to_both(_metadata, self->cmd, self->done, 31090,
+		      group_socket(31090), group_socket(31090), true);
+}
+
+/* A member of GROUP on port the library never sees: system calls. */
+static int plain_member(uint16_t port)
+{
+	struct sockaddr_in g = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct ip_mreqn mr = { .imr_ifindex = 0 };
+	int fd = (int)syscall(SYS_socket, AF_INET, SOCK_DGRAM, 0), on = 1;
+
+	inet_pton(AF_INET, GROUP, &g.sin_addr);
+	mr.imr_multiaddr = g.sin_addr;
+	inet_pton(AF_INET, ADDR_B, &mr.imr_address);
+	if (fd < 0 ||
+	    syscall(SYS_setsockopt, fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on)) ||
+	    syscall(SYS_bind, fd, &g, sizeof(g)) ||
+	    syscall(SYS_setsockopt, fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr,
+		    sizeof(mr)))
+		return -1;
+	return fd;
+}
+
+/*
+ * A feed handler's layout: a member bound to the group and one bound to
+ * the wildcard in one process, beside another process's member of the
+ * same group and port, made first. Each gets every datagram once. If the
+ * other's member is the library's too, through the rings; if it is a
+ * plain socket, through the kernel sockets: the module takes a shared
+ * group's datagram off the stack only while every socket that would
+ * receive it has a rule (kmod/rx.c vmak_rx_shared()), or the plain one
+ * would lose it (library.rst, "Multicast").
+ */
+static void beside_another(struct __test_metadata *_metadata, int cmd,
+			   int done, uint16_t port, bool plain)
+{
+	int go[2], ready[2], st = -1;
+	char x = 0, buf[64];
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		int c = plain ? plain_member(port) : group_socket(port), n = 0;
+
+		x = c >= 0 ? 'y' : 'n';
+		if (write(ready[1], &x, 1) != 1 || read(go[0], &x, 1) != 1)
+			_exit(3);
+		while (plain ? syscall(SYS_recvfrom, c, buf, sizeof(buf),
+				       MSG_DONTWAIT, NULL, NULL) >= 0 :
+			       recv(c, buf, sizeof(buf), MSG_DONTWAIT) >= 0)
+			n++;
+		_exit(n == 200 ? 0 : 1);
+	}
+	ASSERT_EQ(1, read(ready[0], &x, 1));
+	ASSERT_EQ('y', x);
+	group_to_both(_metadata, cmd, done, port, member_socket(port, false),
+		      member_socket(port, true), !plain);
+	EXPECT_EQ(1, write(go[1], &x, 1));
+	waitpid(pid, &st, 0);
+	EXPECT_EQ(0, st) TH_LOG("the other process's member: status %#x", st);
+}
+
+TEST_F(pre, group_and_wildcard_members_beside_another_process)
+{
+	beside_another(_metadata, self->cmd, self->done, 31091, false);
+}
+
+TEST_F(pre, group_and_wildcard_members_beside_a_plain_member)
+{
+	beside_another(_metadata, self->cmd, self->done, 31092, true);
 }
 
 int main(int argc, char **argv)

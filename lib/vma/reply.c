@@ -82,7 +82,7 @@ void vrx_reply_end(struct vudp *u, const struct rpoll *rp, bool got)
 	vreply_done(&u->rx.reply, e);
 }
 
-void vudp_reply_log(struct vudp *u)
+void vudp_reply_log(struct vudp *u, int fd)
 {
 	const uint64_t *n = u->rx.reply.n;
 	uint64_t c = __atomic_load_n(&n[VREPLY_CAME], __ATOMIC_RELAXED);
@@ -92,7 +92,7 @@ void vudp_reply_log(struct vudp *u)
 
 	if (c || l || o || m)
 		vlog(VLOG_DETAILS, "fd %d: polled for an answer %llu times: it came in %llu, later in %llu; another's datagram %llu, nothing %llu",
-		     u->fd, (unsigned long long)(c + l + o + m),
+		     fd, (unsigned long long)(c + l + o + m),
 		     (unsigned long long)c, (unsigned long long)l,
 		     (unsigned long long)o, (unsigned long long)m);
 }

@@ -178,10 +178,10 @@ void vstats_log(int fd, const struct vmak_sockstat_counters *c)
 {
 	if (c->rx_ring || c->rx_os || c->rx_drops || c->tx_ring || c->tx_os ||
 	    c->rx_callback)
-		vlog(VLOG_DETAILS, "fd %d: received %llu via rings (%llu more taken by the receive callback), %llu via the kernel socket; %llu dropped (queue full); sent %llu via rings, %llu via the kernel socket",
+		vlog(VLOG_DETAILS, "fd %d: received %llu via rings, %llu via the kernel socket, %llu more taken by the receive callback; %llu dropped (queue full); sent %llu via rings, %llu via the kernel socket",
 		     fd, (unsigned long long)c->rx_ring,
-		     (unsigned long long)c->rx_callback,
 		     (unsigned long long)c->rx_os,
+		     (unsigned long long)c->rx_callback,
 		     (unsigned long long)c->rx_drops,
 		     (unsigned long long)c->tx_ring,
 		     (unsigned long long)c->tx_os);

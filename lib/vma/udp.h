@@ -241,7 +241,7 @@ int vudp_recvmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int n,
 		  int flags, struct timespec *t) VMAK_HIDDEN;
 int vudp_fionread(struct vudp *u, int *out) VMAK_HIDDEN;
 /* At DETAILS: how the polls for answers went (reply.h), if any ran. */
-void vudp_reply_log(struct vudp *u) VMAK_HIDDEN;
+void vudp_reply_log(struct vudp *u, int fd) VMAK_HIDDEN;
 /*
  * vma_api_t.recvfrom_zcopy(): one datagram from a ring as a struct
  * vma_packets_t in buf (MSG_VMA_ZCOPY set in *flags), or a copy from the

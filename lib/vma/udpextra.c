@@ -95,10 +95,10 @@ void vudp_x_dump_stats(struct vfd *f, int fd, int level)
 
 	if (level > vlog_level)
 		return;
-	vlog(level, "fd %d: %llu datagrams via rings (%llu more taken by the receive callback), %llu via the kernel socket, %llu dropped, %llu sent via rings, %llu via the kernel socket; %u queued (%llu bytes), %u packets held",
+	vlog(level, "fd %d: %llu datagrams via rings, %llu via the kernel socket, %llu more taken by the receive callback, %llu dropped, %llu sent via rings, %llu via the kernel socket; %u queued (%llu bytes), %u packets held",
 	     fd, (unsigned long long)u->st->rx_ring,
-	     (unsigned long long)u->st->rx_callback,
 	     (unsigned long long)u->st->rx_os,
+	     (unsigned long long)u->st->rx_callback,
 	     (unsigned long long)u->st->rx_drops,
 	     (unsigned long long)u->st->tx_ring,
 	     (unsigned long long)u->st->tx_os, vwait_ready(&u->w),

@@ -89,7 +89,7 @@ static void udp_closed(struct vfd *f, int fd)
 		return;
 	/* the last fd: its rules go; a call in flight reads the kernel */
 	vstats_log(fd, u->st);
-	vudp_reply_log(u);
+	vudp_reply_log(u, fd);
 	/* a zero-copy receive in flight gives a copy from here on */
 	pthread_rwlock_wrlock(&u->lock);
 	u->rx.fdless = true;
@@ -376,7 +376,7 @@ void vudp_all_to_os(void)
 static void log_open(struct vudp *u)
 {
 	vstats_log(u->fd, u->st);
-	vudp_reply_log(u);
+	vudp_reply_log(u, u->fd);
 }
 
 /* Sockets still open when the process ends. */
