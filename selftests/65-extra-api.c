@@ -410,6 +410,55 @@ TEST_F(pre, ring_fds_and_the_socket_options)
 	close(fd);
 }
 
+/*
+ * get_socket_tx_ring_fd(), as libvma answers it: the ring of a destination
+ * the socket is connected to or has sent to, ENODATA for any other (none
+ * is made to answer), EINVAL without an address or on an fd it does not
+ * offload. dump_fd_stats(): 0 for any fd, offloaded, plain or closed.
+ */
+TEST_F(pre, tx_ring_fd_once_the_destination_is_known)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(32005) };
+	struct vma_api_t *api = vma_get_api();
+	int fd = udp_bound(32006), c = udp_bound(32007), p[2], t = -1, i;
+	struct sockaddr_in other;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_GE(c, 0);
+	ASSERT_EQ(0, pipe(p));
+	inet_pton(AF_INET, "10.8.0.1", &to.sin_addr);	/* the peer, sa */
+	other = to;
+	other.sin_port = htons(32008);
+	EXPECT_EQ(-1, api->get_socket_tx_ring_fd(fd, (void *)&to, sizeof(to)));
+	EXPECT_EQ(ENODATA, errno);
+	EXPECT_EQ(-1, api->get_socket_tx_ring_fd(fd, NULL, sizeof(to)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, api->get_socket_tx_ring_fd(p[0], (void *)&to, sizeof(to)));
+	EXPECT_EQ(EINVAL, errno);
+	/* sent to: its ring (a first send may still be resolving the peer) */
+	for (i = 0; i < 50 && t < 0; i++, usleep(20000)) {
+		ASSERT_EQ(4, sendto(fd, "ping", 4, 0, (void *)&to, sizeof(to)));
+		t = api->get_socket_tx_ring_fd(fd, (void *)&to, sizeof(to));
+	}
+	EXPECT_GE(t, 0);
+	EXPECT_EQ(-1, api->get_socket_tx_ring_fd(fd, (void *)&other,
+						 sizeof(other)));
+	EXPECT_EQ(ENODATA, errno);
+	/* connected: its destination's ring, before any send */
+	ASSERT_EQ(0, connect(c, (void *)&other, sizeof(other)));
+	EXPECT_GE(api->get_socket_tx_ring_fd(c, (void *)&other, sizeof(other)), 0);
+	EXPECT_EQ(-1, api->get_socket_tx_ring_fd(c, (void *)&to, sizeof(to)));
+	EXPECT_EQ(ENODATA, errno);
+	EXPECT_EQ(0, api->dump_fd_stats(fd, 2));
+	EXPECT_EQ(0, api->dump_fd_stats(p[0], 2));
+	close(p[0]);
+	EXPECT_EQ(0, api->dump_fd_stats(p[0], 2));
+	close(p[1]);
+	close(c);
+	close(fd);
+}
+
 /* ---- socketXtreme ---- */
 
 TEST_F(pre, socketxtreme_eight_sockets_on_one_ring)

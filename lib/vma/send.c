@@ -523,6 +523,22 @@ int vudp_tx_kick(struct vudp *u)
 	return err;
 }
 
+/* A destination a send has looked up (resolved or not yet). */
+static bool header_known(const struct vudp *u, const struct sockaddr_in6 *dst)
+{
+	int i;
+
+	for (i = 0; u->tx.hc && i < VHDR_CACHE; i++)
+		if (!memcmp(&u->tx.hc[i].dst.sin6_addr, &dst->sin6_addr, 16) &&
+		    u->tx.hc[i].dst.sin6_port == dst->sin6_port)
+			return true;
+	return false;
+}
+
+/*
+ * libvma's: the ring of the connected destination or of one the socket
+ * sent to, ENODATA for any other (it never makes one to answer).
+ */
 int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
 {
 	struct sockaddr_in6 dst;
@@ -535,7 +551,7 @@ int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
 	pthread_mutex_lock(&u->tx.txlock);
 	pthread_rwlock_rdlock(&u->lock);
 	connected = !memcmp(&dst, &u->peer, sizeof(dst));
-	if (u->natt)
+	if (u->natt && (connected || header_known(u, &dst)))
 		h = header_for(u, &dst, connected);
 	if (h) {
 		fd = vrs_ring_fd(h->ring);
