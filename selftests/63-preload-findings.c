@@ -109,24 +109,6 @@ TEST_F(pre, two_sockets_on_one_ring_each_woken_for_its_own)
 
 /* ---- H4 ---- */
 
-/* Tell the sender child to receive n on port (or group); then run fn. */
-static void wire(int cmdfd, int donefd, uint16_t port, uint32_t group,
-		 uint32_t n, struct seen *seen, void (*fn)(void *), void *arg)
-{
-	struct cmd k = { .op = CMD_RECV, .port = port, .n = n, .dst = group };
-	char x;
-	uint32_t i;
-
-	if (write(cmdfd, &k, sizeof(k)) != sizeof(k) || read(donefd, &x, 1) != 1)
-		abort();
-	fn(arg);
-	for (i = 0; i < n; i++)
-		if (read(donefd, &seen[i], sizeof(seen[i])) != sizeof(seen[i]))
-			abort();
-	if (read(donefd, &x, 1) != 1)
-		abort();
-}
-
 struct tx {
 	int fd;
 	struct sockaddr_in to;

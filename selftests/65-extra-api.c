@@ -459,6 +459,72 @@ TEST_F(pre, tx_ring_fd_once_the_destination_is_known)
 	close(fd);
 }
 
+struct dummies {
+	int fd;
+	struct sockaddr_in to;
+	ssize_t r[5];
+	int err[5];
+};
+
+/* A datagram, three dummies, a datagram: the wire must carry two. */
+static void send_dummies(void *arg)
+{
+	struct dummies *x = arg;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		bool dummy = i > 0 && i < 4;
+
+		x->r[i] = sendto(x->fd, dummy ? "dummy" : "real!!", dummy ? 5 : 6,
+				 dummy ? VMA_SND_FLAGS_DUMMY : 0,
+				 (void *)&x->to, sizeof(x->to));
+		x->err[i] = errno;
+		usleep(2000);
+	}
+}
+
+/*
+ * VMA_SND_FLAGS_DUMMY: a send through the ring that completes without
+ * reaching the wire (libvma's warm-up of its send path); where only the
+ * kernel could send it, EINVAL, as libvma says for its kernel path.
+ */
+TEST_F(pre, a_dummy_send_never_reaches_the_wire)
+{
+	struct dummies x = { .fd = udp_bound(32010),
+			     .to = { .sin_family = AF_INET,
+				     .sin_port = htons(32011) } };
+	struct vmak_sockstat_counters c0, c1;
+	struct sockaddr_in lo = { .sin_family = AF_INET };
+	struct seen seen[2];
+	int i, l;
+
+	ASSERT_GE(x.fd, 0);
+	inet_pton(AF_INET, "10.8.0.1", &x.to.sin_addr);
+	ASSERT_EQ(0, sock_counters(x.fd, &c0));
+	wire(self->cmd, self->done, 32011, 0, 2, seen, send_dummies, &x);
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(i > 0 && i < 4 ? 5 : 6, x.r[i])
+			TH_LOG("send %d: %s", i, strerror(x.err[i]));
+	}
+	EXPECT_EQ(6, seen[0].len);
+	EXPECT_EQ(6, seen[1].len) TH_LOG("a dummy reached the wire");
+	ASSERT_EQ(0, sock_counters(x.fd, &c1));
+	EXPECT_EQ(0, c1.tx_os - c0.tx_os);
+	/* the kernel's path: corked, or a socket the rings do not serve */
+	EXPECT_EQ(-1, sendto(x.fd, "x", 1, VMA_SND_FLAGS_DUMMY | MSG_MORE,
+			     (void *)&x.to, sizeof(x.to)));
+	EXPECT_EQ(EINVAL, errno);
+	l = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_GE(l, 0);
+	inet_pton(AF_INET, "127.0.0.1", &lo.sin_addr);
+	ASSERT_EQ(0, bind(l, (void *)&lo, sizeof(lo)));
+	EXPECT_EQ(-1, sendto(l, "x", 1, VMA_SND_FLAGS_DUMMY, (void *)&x.to,
+			     sizeof(x.to)));
+	EXPECT_EQ(EINVAL, errno);
+	close(l);
+	close(x.fd);
+}
+
 /* ---- socketXtreme ---- */
 
 TEST_F(pre, socketxtreme_eight_sockets_on_one_ring)

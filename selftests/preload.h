@@ -308,6 +308,24 @@ static inline int drain(int fd)
 	return n;
 }
 
+/* Tell the sender child to receive n on port (or group); then run fn. */
+static inline void wire(int cmdfd, int donefd, uint16_t port, uint32_t group,
+		 uint32_t n, struct seen *seen, void (*fn)(void *), void *arg)
+{
+	struct cmd k = { .op = CMD_RECV, .port = port, .n = n, .dst = group };
+	char x;
+	uint32_t i;
+
+	if (write(cmdfd, &k, sizeof(k)) != sizeof(k) || read(donefd, &x, 1) != 1)
+		abort();
+	fn(arg);
+	for (i = 0; i < n; i++)
+		if (read(donefd, &seen[i], sizeof(seen[i])) != sizeof(seen[i]))
+			abort();
+	if (read(donefd, &x, 1) != 1)
+		abort();
+}
+
 /* This process's counters for fd, from the library's shared file. */
 static inline int sock_counters(int fd, struct vmak_sockstat_counters *c)
 {

@@ -409,7 +409,8 @@ static bool ring_dst(struct vudp *u, const struct msghdr *msg, int flags,
 {
 	const struct sockaddr *sa = msg->msg_name;
 
-	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL)) || msg->msg_controllen ||
+	if ((flags & ~(MSG_DONTWAIT | MSG_NOSIGNAL | VMA_SND_FLAGS_DUMMY)) ||
+	    msg->msg_controllen ||
 	    u->os_only || !u->natt ||
 	    vudp_opt(u, tx_kernel_mask) ||
 	    vudp_opt(u, udp_cork))
@@ -481,7 +482,8 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	d = vmak_ring_tx_desc(r->rs.tx, idx);
 	d->addr = addr;
 	d->len = (uint32_t)(h->len + plen);
-	d->options = 0;
+	/* a dummy completes without reaching the wire (libvma's warm-up) */
+	d->options = flags & VMA_SND_FLAGS_DUMMY ? VMAK_TX_DUMMY : 0;
 	vmak_ring_submit(r->rs.tx, 1);
 	if (do_kick) {
 		err = kick(r);
@@ -499,8 +501,10 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	if (err)
 		vlog(VLOG_DEBUG, "fd %d: a TX kick failed (%s): the next sends it",
 		     u->fd, strerror(-err));
-	u->st->tx_ring++;
-	vudp_sent(u, &dst);
+	if (!(flags & VMA_SND_FLAGS_DUMMY)) {
+		u->st->tx_ring++;
+		vudp_sent(u, &dst);
+	}
 	return (ssize_t)plen;
 }
 

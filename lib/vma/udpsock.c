@@ -142,9 +142,16 @@ static void kernel_sent(struct vudp *u, const struct msghdr *msg)
 static ssize_t kernel_send(struct vudp *u, int fd, const struct msghdr *msg,
 			   int flags)
 {
-	ssize_t r = vmak_sys_sendmsg(fd, msg, flags);
-	int err = errno;
+	ssize_t r;
+	int err;
 
+	/* libvma's: a dummy the rings cannot take is not the kernel's */
+	if (flags & VMA_SND_FLAGS_DUMMY) {
+		errno = EINVAL;
+		return -1;
+	}
+	r = vmak_sys_sendmsg(fd, msg, flags);
+	err = errno;
 	if (r < 0)
 		return r;
 	u->st->tx_os++;
@@ -200,6 +207,10 @@ static int vudp_sendmmsg(struct vfd *f, int fd, struct mmsghdr *v, unsigned int 
 	if (!n)
 		return 0;
 	if (!__atomic_load_n(&u->natt, __ATOMIC_RELAXED) || corked(u, flags)) {
+		if (flags & VMA_SND_FLAGS_DUMMY) {
+			errno = EINVAL;	/* as kernel_send() */
+			return -1;
+		}
 		rc = vmak_sys_sendmmsg(fd, v, n, flags);
 		if (rc > 0 && (!u->tried || u->unbound)) {
 			vudp_offload(u);
