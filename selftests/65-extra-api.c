@@ -31,7 +31,10 @@
 #define MASK_RINGS (VMA_EXTRA_API_REGISTER_RECV_CALLBACK | \
 		    VMA_EXTRA_API_RECVFROM_ZCOPY | VMA_EXTRA_API_FREE_PACKETS | \
 		    VMA_EXTRA_API_GET_SOCKET_RINGS_NUM | \
-		    VMA_EXTRA_API_GET_SOCKET_RINGS_FDS)
+		    VMA_EXTRA_API_GET_SOCKET_RINGS_FDS | \
+		    VMA_EXTRA_API_GET_SOCKET_TX_RING_FD | \
+		    VMA_EXTRA_API_GET_SOCKET_NETWORK_HEADER | \
+		    VMA_EXTRA_API_DUMP_FD_STATS)
 #define MASK_XT (VMA_EXTRA_API_SOCKETXTREME_POLL | \
 		 VMA_EXTRA_API_SOCKETXTREME_FREE_VMA_PACKETS | \
 		 VMA_EXTRA_API_SOCKETXTREME_REF_VMA_BUFF | \
@@ -523,6 +526,84 @@ TEST_F(pre, a_dummy_send_never_reaches_the_wire)
 	EXPECT_EQ(EINVAL, errno);
 	close(l);
 	close(x.fd);
+}
+
+/* The sender captures the first frame to port on the wire; fn sends it. */
+static void capture(int cmdfd, int donefd, uint16_t port,
+		    struct frame_seen *f, void (*fn)(void *), void *arg)
+{
+	struct cmd k = { .op = CMD_CAPTURE, .port = port };
+	char x;
+
+	if (write(cmdfd, &k, sizeof(k)) != sizeof(k) || read(donefd, &x, 1) != 1)
+		abort();
+	fn(arg);
+	if (read(donefd, f, sizeof(*f)) != sizeof(*f) || read(donefd, &x, 1) != 1)
+		abort();
+}
+
+/* A datagram of the socket's through the kernel's stack, not a ring. */
+static void kernel_send(void *arg)
+{
+	syscall(SYS_sendto, *(int *)arg, "kernel", 6, 0, NULL, 0);
+}
+
+/*
+ * get_socket_network_header(), libvma's two calls: the size with no
+ * buffer, then the bytes: the headers a send to the connected peer
+ * starts with, as the kernel's stack puts them on the wire (checked
+ * against a capture on the peer of a datagram the kernel sent for the
+ * same socket), lengths, IP id and checksums left 0. ENOTCONN for an
+ * unconnected socket, ENOBUFS for a short buffer, EINVAL for an fd it
+ * does not offload or no length.
+ */
+TEST_F(pre, network_header_as_the_kernel_puts_it_on_the_wire)
+{
+	struct sockaddr_in peer = { .sin_family = AF_INET,
+				    .sin_port = htons(32013) };
+	struct vma_api_t *api = vma_get_api();
+	int fd = udp_bound(32012), p[2], i;
+	uint8_t hdr[64], want[64];
+	struct frame_seen f;
+	uint16_t len = 0;
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, pipe(p));
+	EXPECT_NE(0, api->vma_extra_supported_mask &
+		  VMA_EXTRA_API_GET_SOCKET_NETWORK_HEADER);
+	EXPECT_EQ(-1, api->get_socket_network_header(fd, NULL, &len));
+	EXPECT_EQ(ENOTCONN, errno);
+	EXPECT_EQ(-1, api->get_socket_network_header(p[0], NULL, &len));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, api->get_socket_network_header(fd, hdr, NULL));
+	EXPECT_EQ(EINVAL, errno);
+	inet_pton(AF_INET, "10.8.0.1", &peer.sin_addr);
+	ASSERT_EQ(0, connect(fd, (void *)&peer, sizeof(peer)));
+	/* the size first (the peer's address may be resolving a moment) */
+	for (i = 0; i < 50; i++, usleep(20000))
+		if (!api->get_socket_network_header(fd, NULL, &len))
+			break;
+	ASSERT_EQ(42, len);	/* Ethernet, IPv4, UDP */
+	len = 41;
+	EXPECT_EQ(-1, api->get_socket_network_header(fd, hdr, &len));
+	EXPECT_EQ(ENOBUFS, errno);
+	len = sizeof(hdr);
+	ASSERT_EQ(0, api->get_socket_network_header(fd, hdr, &len));
+	ASSERT_EQ(42, len);
+	/* the kernel's own frame for this socket, as the peer saw it */
+	capture(self->cmd, self->done, 32013, &f, kernel_send, &fd);
+	ASSERT_EQ(42 + 6, f.len);
+	memcpy(want, f.b, 42);
+	memset(want + 16, 0, 2);	/* IP total length */
+	memset(want + 18, 0, 2);	/* IP id */
+	memset(want + 24, 0, 2);	/* IP checksum */
+	memset(want + 38, 0, 4);	/* UDP length, checksum */
+	for (i = 0; i < 42; i++) {
+		EXPECT_EQ(want[i], hdr[i]) TH_LOG("byte %d", i);
+	}
+	close(p[0]);
+	close(p[1]);
+	close(fd);
 }
 
 /* ---- socketXtreme ---- */

@@ -11,7 +11,10 @@
 #define _VMAK_SELFTEST_PRELOAD_H
 
 #include <arpa/inet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <netpacket/packet.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -123,7 +126,13 @@ struct cmd {
 	uint8_t op;		/* CMD_SEND, or CMD_RECV: receive n on port */
 };
 
-enum { CMD_SEND, CMD_RECV };
+enum { CMD_SEND, CMD_RECV, CMD_CAPTURE };
+
+/* What CMD_CAPTURE reports: the first frame to k->port seen on wa. */
+struct frame_seen {
+	uint16_t len;		/* 0: none within 3 s */
+	uint8_t b[128];		/* its first bytes */
+};
 
 /* What CMD_RECV reports per datagram, then the one-byte "done". */
 struct seen {
@@ -199,6 +208,41 @@ static inline void sender_recv(const struct cmd *k, int out)
 	close(fd);
 }
 
+/*
+ * A packet socket of the sender's on wa (it is root in sa): the first
+ * IPv4 UDP frame to k->port, as it crossed the wire, reported whole up
+ * to 128 bytes (struct frame_seen).
+ */
+static inline void sender_capture(const struct cmd *k, int out)
+{
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET,
+				  .sll_protocol = htons(ETH_P_IP) };
+	struct timeval tv = { .tv_sec = 3 };
+	struct frame_seen f;
+	uint8_t b[2048];
+	ssize_t r;
+	int fd;
+
+	memset(&f, 0, sizeof(f));
+	fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_IP));
+	ll.sll_ifindex = (int)if_nametoindex("wa");
+	bind(fd, (void *)&ll, sizeof(ll));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (write(out, "r", 1) != 1)	/* listening: the test may send */
+		_exit(1);
+	while ((r = recv(fd, b, sizeof(b), 0)) > 0)
+		if (r >= 42 && b[12] == 0x08 && b[13] == 0 && b[23] == 17 &&
+		    (b[14] & 0x0f) == 5 && b[36] == k->port >> 8 &&
+		    b[37] == (k->port & 0xff)) {
+			f.len = (uint16_t)r;
+			memcpy(f.b, b, r < (ssize_t)sizeof(f.b) ? (size_t)r : sizeof(f.b));
+			break;
+		}
+	if (write(out, &f, sizeof(f)) != sizeof(f))
+		_exit(1);
+	close(fd);
+}
+
 FIXTURE(pre) {
 	int cmd;		/* to the sender */
 	int done;		/* from the sender: one byte per batch */
@@ -228,8 +272,11 @@ FIXTURE_SETUP(pre)
 		while (read(c[0], &k, sizeof(k)) == sizeof(k)) {
 			unsigned int seed = k.n;
 
-			if (k.op == CMD_RECV) {
-				sender_recv(&k, d[1]);
+			if (k.op == CMD_RECV || k.op == CMD_CAPTURE) {
+				if (k.op == CMD_RECV)
+					sender_recv(&k, d[1]);
+				else
+					sender_capture(&k, d[1]);
 				if (write(d[1], "x", 1) != 1)
 					_exit(1);
 				continue;

@@ -188,12 +188,24 @@ static int add_ring_profile(struct vma_ring_type_attr *profile,
 	return fail(EOPNOTSUPP);
 }
 
+/*
+ * libvma's two calls: ptr NULL gives the size in *len, then a buffer of
+ * that size gets the bytes; EINVAL for an fd it does not offload,
+ * ENOTCONN unconnected, ENOBUFS for a short buffer.
+ */
 static int get_socket_network_header(int fd, void *ptr, uint16_t *len)
 {
-	(void)fd;
-	(void)ptr;
-	(void)len;
-	return fail(EOPNOTSUPP);
+	struct vfd *f;
+	int rc;
+
+	if (!len)
+		return fail(EINVAL);
+	f = GET(fd, net_header);
+	if (!f)
+		return fail(EINVAL);
+	rc = f->ops->net_header(f, ptr, len);
+	vfd_put(f);
+	return rc;
 }
 
 static int get_ring_direct_descriptors(int fd,
@@ -271,6 +283,7 @@ static void api_fill(void)
 		     VMA_EXTRA_API_GET_SOCKET_RINGS_NUM |
 		     VMA_EXTRA_API_GET_SOCKET_RINGS_FDS |
 		     VMA_EXTRA_API_GET_SOCKET_TX_RING_FD |
+		     VMA_EXTRA_API_GET_SOCKET_NETWORK_HEADER |
 		     VMA_EXTRA_API_DUMP_FD_STATS;
 	if (xt)
 		m |= VMA_EXTRA_API_SOCKETXTREME_POLL |

@@ -565,3 +565,25 @@ int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
 	pthread_mutex_unlock(&u->tx.txlock);
 	return fd;
 }
+
+int vudp_net_header(struct vudp *u, void *buf, uint16_t *len)
+{
+	struct vhdr *h = NULL;
+	int err = 0;
+
+	pthread_mutex_lock(&u->tx.txlock);
+	pthread_rwlock_rdlock(&u->lock);
+	if (u->peer.sin6_port && u->natt)
+		h = header_for(u, &u->peer, true);
+	if (!h)
+		err = -ENOTCONN;	/* libvma: no connected destination */
+	else if (!buf)
+		*len = h->len;		/* the first call of two: the size */
+	else if (*len < h->len)
+		err = -ENOBUFS;
+	else
+		memcpy(buf, h->hdr, (*len = h->len));
+	pthread_rwlock_unlock(&u->lock);
+	pthread_mutex_unlock(&u->tx.txlock);
+	return err;
+}

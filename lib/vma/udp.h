@@ -291,6 +291,7 @@ int vudp_x_ring_fds(struct vfd *f, int *fds, int max) VMAK_HIDDEN;
 int vudp_x_tx_ring_fd(struct vfd *f, const struct sockaddr *to, socklen_t len)
 	VMAK_HIDDEN;
 void vudp_x_dump_stats(struct vfd *f, int fd, int level) VMAK_HIDDEN;
+int vudp_x_net_header(struct vfd *f, void *buf, uint16_t *len) VMAK_HIDDEN;
 uint64_t vudp_x_user_data(struct vfd *f, int fd) VMAK_HIDDEN;
 unsigned int vudp_x_xt_poll(struct vfd *f, struct vma_completion_t *c,
 			    unsigned int max, const struct vxt_env *env)
@@ -313,6 +314,13 @@ int vudp_tx_kick(struct vudp *u) VMAK_HIDDEN;
 /* The fd of the ring set a send to `to` leaves by, or -errno (ENODATA). */
 int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
 	VMAK_HIDDEN;
+/*
+ * The headers a send to the connected peer starts with (Ethernet, IP,
+ * UDP; lengths, IP id and checksums 0): copied into buf if *len has room
+ * (*len set to theirs), or only their size with buf NULL; -ENOTCONN
+ * without a connected destination the rings send to, -ENOBUFS.
+ */
+int vudp_net_header(struct vudp *u, void *buf, uint16_t *len) VMAK_HIDDEN;
 void vudp_tx_init(struct vudp *u) VMAK_HIDDEN;
 void vudp_tx_destroy(struct vudp *u) VMAK_HIDDEN;
 /* In the child of fork(): the send part starts over. */

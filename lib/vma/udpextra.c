@@ -89,6 +89,17 @@ int vudp_x_tx_ring_fd(struct vfd *f, const struct sockaddr *to, socklen_t len)
 	return rc;
 }
 
+int vudp_x_net_header(struct vfd *f, void *buf, uint16_t *len)
+{
+	int rc = vudp_net_header(vudp_of(f), buf, len);
+
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	return 0;
+}
+
 void vudp_x_dump_stats(struct vfd *f, int fd, int level)
 {
 	struct vudp *u = vudp_of(f);

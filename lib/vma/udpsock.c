@@ -268,6 +268,7 @@ const struct vfd_ops vudp_ops = {
 	.ring_fds = vudp_x_ring_fds,
 	.tx_ring_fd = vudp_x_tx_ring_fd,
 	.dump_stats = vudp_x_dump_stats,
+	.net_header = vudp_x_net_header,
 	.user_data = vudp_x_user_data,
 	.xt_poll = vudp_x_xt_poll,
 	.xt_kernel = vudp_x_xt_kernel,
