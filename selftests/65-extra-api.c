@@ -34,7 +34,7 @@
 		    VMA_EXTRA_API_GET_SOCKET_RINGS_FDS | \
 		    VMA_EXTRA_API_GET_SOCKET_TX_RING_FD | \
 		    VMA_EXTRA_API_GET_SOCKET_NETWORK_HEADER | \
-		    VMA_EXTRA_API_DUMP_FD_STATS)
+		    VMA_EXTRA_API_DUMP_FD_STATS | VMA_EXTRA_API_IOCTL)
 #define MASK_XT (VMA_EXTRA_API_SOCKETXTREME_POLL | \
 		 VMA_EXTRA_API_SOCKETXTREME_FREE_VMA_PACKETS | \
 		 VMA_EXTRA_API_SOCKETXTREME_REF_VMA_BUFF | \
@@ -100,7 +100,7 @@ TEST_F(pre, get_api_has_every_entry_and_a_truthful_mask)
 	EXPECT_EQ(0, api->vma_extra_supported_mask &
 		     (VMA_EXTRA_API_GET_RING_DIRECT_DESCRIPTORS |
 		      VMA_EXTRA_API_REGISTER_MEMORY_ON_RING |
-		      VMA_EXTRA_API_MODIFY_RING | VMA_EXTRA_API_IOCTL));
+		      VMA_EXTRA_API_MODIFY_RING));
 	/* what vmak does not do yet fails, as libvma fails */
 	errno = 0;
 	EXPECT_EQ(-1, api->get_ring_direct_descriptors(0, NULL));
@@ -603,6 +603,108 @@ TEST_F(pre, network_header_as_the_kernel_puts_it_on_the_wire)
 	}
 	close(p[0]);
 	close(p[1]);
+	close(fd);
+}
+
+/* The program's allocator, as CMSG_VMA_IOCTL_USER_ALLOC gives it. */
+static struct {
+	int calls, frees;
+	size_t len;
+	char *block;
+} ua;
+
+static void *ua_alloc(size_t n)
+{
+	ua.calls++;
+	ua.len = n;
+	ua.block = malloc(n);
+	return ua.block;
+}
+
+static void ua_free(void *p)
+{
+	ua.frees++;
+	free(p);
+}
+
+/* One control message of type and data (len bytes) in buf. */
+static size_t one_cmsg(void *buf, size_t room, int type, const void *data,
+		       size_t len)
+{
+	struct cmsghdr *c = buf;
+
+	memset(buf, 0, room);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(len);
+	memcpy(CMSG_DATA(c), data, len);
+	return CMSG_SPACE(len);
+}
+
+/*
+ * ioctl() with CMSG_VMA_IOCTL_USER_ALLOC, as libvma takes it: the
+ * library's buffers (the UMEM) come from the program's allocator, asked
+ * once, and a zero-copy packet lies in what it gave; EINVAL for data of
+ * another size, no function, no pool named, or once the buffers exist;
+ * a message of another type is ignored.
+ */
+TEST_F(pre, the_program_s_allocator_gives_the_umem)
+{
+	struct vma_cmsg_ioctl_user_alloc_t a = {
+		VMA_IOCTL_USER_ALLOC_FLAG_RX | VMA_IOCTL_USER_ALLOC_FLAG_TX,
+		ua_alloc, ua_free };
+	struct vma_api_t *api = vma_get_api();
+	char cbuf[CMSG_SPACE(sizeof(a)) + 8], buf[256];
+	struct vma_packets_t *pk = (struct vma_packets_t *)buf;
+	struct vma_cmsg_ioctl_user_alloc_t bad;
+	int fd, flags = 0, i;
+	size_t n;
+	char *p;
+
+	EXPECT_NE(0, api->vma_extra_supported_mask & VMA_EXTRA_API_IOCTL);
+	n = one_cmsg(cbuf, sizeof(cbuf), CMSG_VMA_IOCTL_USER_ALLOC, &a,
+		     sizeof(a) - 1);
+	EXPECT_EQ(-1, api->ioctl(cbuf, n));
+	EXPECT_EQ(EINVAL, errno);
+	bad = a;
+	bad.memfree = NULL;
+	n = one_cmsg(cbuf, sizeof(cbuf), CMSG_VMA_IOCTL_USER_ALLOC, &bad,
+		     sizeof(bad));
+	EXPECT_EQ(-1, api->ioctl(cbuf, n));
+	EXPECT_EQ(EINVAL, errno);
+	bad = a;
+	bad.flags = 0;
+	n = one_cmsg(cbuf, sizeof(cbuf), CMSG_VMA_IOCTL_USER_ALLOC, &bad,
+		     sizeof(bad));
+	EXPECT_EQ(-1, api->ioctl(cbuf, n));
+	EXPECT_EQ(EINVAL, errno);
+	n = one_cmsg(cbuf, sizeof(cbuf), 1234, &a, sizeof(a));
+	EXPECT_EQ(0, api->ioctl(cbuf, n));
+	EXPECT_EQ(0, api->ioctl(NULL, 0));
+	n = one_cmsg(cbuf, sizeof(cbuf), CMSG_VMA_IOCTL_USER_ALLOC, &a,
+		     sizeof(a));
+	ASSERT_EQ(0, api->ioctl(cbuf, n));
+	EXPECT_EQ(0, ua.calls);		/* asked when the buffers are made */
+	fd = udp_bound(32014);
+	ASSERT_GE(fd, 0);
+	rcvtimeo(fd, 3);
+	for (i = 0; i < 20 && !(flags & MSG_VMA_ZCOPY); i++) {
+		send_n(self->cmd, self->done, 32014, 1, 40);
+		flags = 0;
+		ASSERT_EQ(40, api->recvfrom_zcopy(fd, buf, sizeof(buf), &flags,
+						  NULL, NULL));
+	}
+	ASSERT_TRUE(flags & MSG_VMA_ZCOPY);
+	EXPECT_EQ(1, ua.calls);
+	p = pk->pkts[0].iov[0].iov_base;
+	EXPECT_TRUE(p >= ua.block && p + 40 <= ua.block + ua.len)
+		TH_LOG("payload %p, the program's block %p + %zu", p, ua.block,
+		       ua.len);
+	EXPECT_EQ(0, api->free_packets(fd, pk->pkts, 1));
+	/* too late now: the buffers exist */
+	EXPECT_EQ(-1, api->ioctl(cbuf, n));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, ua.frees);
 	close(fd);
 }
 

@@ -23,6 +23,7 @@
 #include "vma.h"
 #include "fd.h"
 #include "api.h"
+#include "rings.h"
 
 static int fail(int err)
 {
@@ -240,11 +241,37 @@ static int modify_ring(struct vma_modify_ring_attr *attr)
 	return fail(EOPNOTSUPP);
 }
 
-static int api_ioctl(void *cmsg, size_t len)
+/*
+ * libvma's requests as control messages; it knows one,
+ * CMSG_VMA_IOCTL_USER_ALLOC: the program's allocator for the library's
+ * buffers (vmak's UMEM, for RX and TX alike), EINVAL once they exist, or
+ * for data of another size, no function or no pool named. Other types:
+ * ignored, as libvma ignores them.
+ */
+static int api_ioctl(void *cmsg_hdr, size_t cmsg_len)
 {
-	(void)cmsg;
-	(void)len;
-	return fail(EOPNOTSUPP);
+	struct msghdr m = { .msg_control = cmsg_hdr,
+			    .msg_controllen = cmsg_len };
+	struct vma_cmsg_ioctl_user_alloc_t a;
+	struct cmsghdr *c;
+	int err;
+
+	for (c = cmsg_hdr && cmsg_len >= sizeof(*c) ? CMSG_FIRSTHDR(&m) : NULL;
+	     c; c = CMSG_NXTHDR(&m, c)) {
+		if (c->cmsg_type != CMSG_VMA_IOCTL_USER_ALLOC)
+			continue;
+		if (c->cmsg_len != CMSG_LEN(sizeof(a)))
+			return fail(EINVAL);
+		memcpy(&a, CMSG_DATA(c), sizeof(a));
+		if (!a.memalloc || !a.memfree ||
+		    !(a.flags & (VMA_IOCTL_USER_ALLOC_FLAG_TX |
+				 VMA_IOCTL_USER_ALLOC_FLAG_RX)))
+			return fail(EINVAL);
+		err = vrs_user_alloc(a.memalloc, a.memfree);
+		if (err)
+			return fail(-err);
+	}
+	return 0;
 }
 
 /* ---- the table ---- */
@@ -284,7 +311,7 @@ static void api_fill(void)
 		     VMA_EXTRA_API_GET_SOCKET_RINGS_FDS |
 		     VMA_EXTRA_API_GET_SOCKET_TX_RING_FD |
 		     VMA_EXTRA_API_GET_SOCKET_NETWORK_HEADER |
-		     VMA_EXTRA_API_DUMP_FD_STATS;
+		     VMA_EXTRA_API_DUMP_FD_STATS | VMA_EXTRA_API_IOCTL;
 	if (xt)
 		m |= VMA_EXTRA_API_SOCKETXTREME_POLL |
 		     VMA_EXTRA_API_SOCKETXTREME_FREE_VMA_PACKETS |

@@ -44,10 +44,15 @@ static struct {
 	int owner_fd;		/* the ring set that registered it, -1 */
 	uint64_t *pool;		/* free chunk addresses */
 	uint32_t npool;
+	void *user;		/* what the program's allocator gave, or NULL */
 	int failed;		/* -errno: it cannot be had in this process */
 	const char *why;
 	char whybuf[160];
 } umem = { .owner_fd = -1 };
+
+/* The program's allocator for the UMEM (CMSG_VMA_IOCTL_USER_ALLOC). */
+static void *(*user_alloc)(size_t);
+static void (*user_free)(void *);
 
 char *vrs_umem_base VMAK_HIDDEN;
 const struct vfd_ops *vrs_fd_ops VMAK_HIDDEN;
@@ -103,6 +108,54 @@ static int umem_fail(int err, const char *why)
  * would have to copy the pinned pages at once, and the child never reads
  * them).
  */
+int vrs_user_alloc(void *(*alloc)(size_t), void (*release)(void *))
+{
+	int err = 0;
+
+	pthread_mutex_lock(&rings_lock);
+	if (umem.base || umem.failed)
+		err = -EINVAL;	/* too late: the UMEM is made (or refused) */
+	else
+		user_alloc = alloc, user_free = release;
+	pthread_mutex_unlock(&rings_lock);
+	return err;
+}
+
+/*
+ * The UMEM's memory: the program's allocator's if it gave one (the
+ * block aligned to a page inside a page more, so that MADV_DONTFORK
+ * takes only its own pages), else an anonymous mapping.
+ */
+static void *umem_map(uint64_t len)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	if (!user_alloc) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	umem.user = user_alloc(len + page);
+	if (!umem.user) {
+		errno = ENOMEM;
+		vlog(VLOG_WARNING, "the program's allocator (CMSG_VMA_IOCTL_USER_ALLOC) gave no memory for the UMEM (%llu bytes)",
+		     (unsigned long long)(len + page));
+		return NULL;
+	}
+	return (void *)(((uintptr_t)umem.user + page - 1) & ~(page - 1));
+}
+
+static void umem_unmap(void)
+{
+	if (umem.user)
+		user_free(umem.user);
+	else
+		munmap(umem.base, umem.len);
+	umem.user = NULL;
+	umem.base = NULL;
+}
+
 static int umem_setup(void)
 {
 	uint64_t len = vconf.umem_size, rings_bytes = 256 << 10;
@@ -127,19 +180,15 @@ static int umem_setup(void)
 		vlog(VLOG_INFO, "UMEM cut to %llu bytes to fit RLIMIT_MEMLOCK (%llu)",
 		     (unsigned long long)len, (unsigned long long)rl.rlim_cur);
 	}
-	umem.base = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (umem.base == MAP_FAILED) {
-		umem.base = NULL;
+	umem.base = umem_map(len);
+	if (!umem.base)
 		return -errno;
-	}
 	madvise(umem.base, len, MADV_DONTFORK);
 	umem.len = len;
 	umem.nchunks = (uint32_t)(len / umem.chunk);
 	umem.pool = malloc(sizeof(*umem.pool) * umem.nchunks);
 	if (!umem.pool) {
-		munmap(umem.base, len);
-		umem.base = NULL;
+		umem_unmap();
 		return -ENOMEM;
 	}
 	pool_reset();
@@ -147,8 +196,7 @@ static int umem_setup(void)
 	vrs_umem_chunk = umem.chunk;
 	if (vrs_umem_hook && vrs_umem_hook(umem.nchunks)) {
 		free(umem.pool);
-		munmap(umem.base, len);
-		umem.base = NULL;
+		umem_unmap();
 		vrs_umem_base = NULL;
 		return -ENOMEM;
 	}

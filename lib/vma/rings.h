@@ -160,6 +160,12 @@ extern int (*vrs_umem_hook)(uint32_t nchunks) VMAK_HIDDEN;
  * copies of the ring fds (the UMEM is not mapped there: MADV_DONTFORK);
  * sockets the child offloads get rings of their own.
  */
+/*
+ * The UMEM from the program's allocator (alloc, and release if it must
+ * go back): -EINVAL once the UMEM is made.
+ */
+int vrs_user_alloc(void *(*alloc)(size_t), void (*release)(void *))
+	VMAK_HIDDEN;
 void vrs_atfork_prepare(void) VMAK_HIDDEN;
 void vrs_atfork_parent(void) VMAK_HIDDEN;
 void vrs_atfork_child(void) VMAK_HIDDEN;
