@@ -708,6 +708,111 @@ TEST_F(pre, the_program_s_allocator_gives_the_umem)
 	close(fd);
 }
 
+struct paced {
+	int fd, n, bad;
+	struct sockaddr_in to;
+	double secs;
+};
+
+static double secs_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* n datagrams of 1,000 bytes, blocking: the time they took. */
+static void send_paced(void *arg)
+{
+	struct paced *p = arg;
+	char buf[1000];
+	double t0 = secs_now();
+	int i;
+
+	memset(buf, 0x5a, sizeof(buf));
+	for (i = 0; i < p->n; i++)
+		if (sendto(p->fd, buf, sizeof(buf), 0, (void *)&p->to,
+			   sizeof(p->to)) != (ssize_t)sizeof(buf))
+			p->bad++;
+	p->secs = secs_now() - t0;
+}
+
+/*
+ * SO_MAX_PACING_RATE, as libvma takes it: the rate limit of the socket's
+ * ring, so only on a socket whose ring is its own (ring logic per
+ * socket); sends wait for the limiter rather than pass it through the
+ * kernel socket, a non-blocking one gets EAGAIN. Its forms: bytes/s in 4
+ * bytes, struct vma_rate_limit_t in kbit/s. A lower bound of time only:
+ * a slow machine can only make it longer.
+ */
+TEST_F(pre, pacing_limits_the_socket_s_own_ring)
+{
+	struct vma_ring_alloc_logic_attr at = {
+		.comp_mask = VMA_RING_ALLOC_MASK_RING_INGRESS |
+			     VMA_RING_ALLOC_MASK_RING_ENGRESS,
+		.ring_alloc_logic = RING_LOGIC_PER_SOCKET,
+		.ingress = 1, .engress = 1 };
+	struct sockaddr_in b = { .sin_family = AF_INET,
+				 .sin_port = htons(32016) };
+	struct paced p = { .n = 60, .to = { .sin_family = AF_INET,
+					    .sin_port = htons(32017) } };
+	struct vma_rate_limit_t rl = { 800, 0, 0 }, got;
+	struct vmak_sockstat_counters c0, c1;
+	uint32_t bps = 100000, v = 0;	/* 100 kB/s: 800 kbit/s */
+	int shared = udp_bound(32015), i, again = 0;
+	struct seen seen[60];
+	socklen_t len;
+	char buf[1000];
+
+	ASSERT_GE(shared, 0);
+	EXPECT_EQ(-1, setsockopt(shared, SOL_SOCKET, SO_MAX_PACING_RATE, &bps,
+				 sizeof(bps)));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	p.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_GE(p.fd, 0);
+	ASSERT_EQ(0, setsockopt(p.fd, SOL_SOCKET, SO_VMA_RING_ALLOC_LOGIC, &at,
+				sizeof(at)));
+	inet_pton(AF_INET, ADDR_B, &b.sin_addr);
+	ASSERT_EQ(0, bind(p.fd, (void *)&b, sizeof(b)));
+	EXPECT_EQ(-1, setsockopt(p.fd, SOL_SOCKET, SO_MAX_PACING_RATE, &bps, 2));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, setsockopt(p.fd, SOL_SOCKET, SO_MAX_PACING_RATE, &rl,
+				sizeof(rl)));
+	len = sizeof(got);
+	ASSERT_EQ(0, getsockopt(p.fd, SOL_SOCKET, SO_MAX_PACING_RATE, &got, &len));
+	EXPECT_EQ(800, got.rate);
+	ASSERT_EQ(0, setsockopt(p.fd, SOL_SOCKET, SO_MAX_PACING_RATE, &bps,
+				sizeof(bps)));
+	len = sizeof(v);
+	ASSERT_EQ(0, getsockopt(p.fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v, &len));
+	EXPECT_EQ(bps, v);
+	inet_pton(AF_INET, "10.8.0.1", &p.to.sin_addr);
+	ASSERT_EQ(0, sock_counters(p.fd, &c0));
+	/* 60 kB at 100 kB/s: more than 0.4 s, whatever the bursts */
+	wire(self->cmd, self->done, 32017, 0, 60, seen, send_paced, &p);
+	EXPECT_EQ(0, p.bad);
+	EXPECT_GE(p.secs, 0.4);
+	for (i = 0; i < 60; i++) {
+		EXPECT_EQ(1000, seen[i].len) TH_LOG("datagram %d", i);
+	}
+	/* non-blocking: EAGAIN once the limiter holds the ring's chunks */
+	memset(buf, 0, sizeof(buf));
+	for (i = 0; i < 20000 && !again; i++)
+		if (sendto(p.fd, buf, sizeof(buf), MSG_DONTWAIT, (void *)&p.to,
+			   sizeof(p.to)) < 0)
+			again = errno == EAGAIN ? 1 : -errno;
+	EXPECT_EQ(1, again);
+	ASSERT_EQ(0, sock_counters(p.fd, &c1));
+	EXPECT_EQ(0, c1.tx_os - c0.tx_os);	/* none passed the limit */
+	/* no limit: what the limiter held goes at once */
+	v = ~0U;
+	EXPECT_EQ(0, setsockopt(p.fd, SOL_SOCKET, SO_MAX_PACING_RATE, &v,
+				sizeof(v)));
+	close(p.fd);
+	close(shared);
+}
+
 /* ---- socketXtreme ---- */
 
 TEST_F(pre, socketxtreme_eight_sockets_on_one_ring)

@@ -210,10 +210,11 @@ static int attach(struct vudp *u, int ifindex, const struct sockaddr *group,
 	r = vrs_get(ifindex, ring_key(u), &err, why);
 	if (!r)
 		return err;
-	a = calloc(1, sizeof(*a));
+	err = vudp_pacing_apply(u, r);
+	a = err ? NULL : calloc(1, sizeof(*a));
 	if (!a) {
 		vrs_put(r);
-		return -ENOMEM;
+		return err ? err : -ENOMEM;
 	}
 	a->ring = r;
 	a->w = &u->w;

@@ -443,7 +443,7 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	size_t plen = 0, i;
 	uint32_t idx;
 	uint64_t addr;
-	bool connected;
+	bool connected, paced;
 	int err = 0;
 
 	if (!ring_dst(u, msg, flags, &dst, &connected))
@@ -458,6 +458,7 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 		if (plen > UINT16_MAX)
 			return VSEND_OS;
 	}
+again:
 	pthread_mutex_lock(&u->tx.txlock);
 	pthread_rwlock_rdlock(&u->lock);
 	if (!memcmp(&dst, &u->peer, sizeof(dst)))
@@ -472,10 +473,17 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	pthread_mutex_lock(&r->txlock);
 	reap(r);
 	if (!r->ntxfree || !vmak_ring_reserve(r->rs.tx, 1, &idx)) {
+		/* paced: the limiter holds them; the kernel must not pass it */
+		paced = u->tx.pacing.rate != 0;
 		pthread_mutex_unlock(&r->txlock);
 		pthread_rwlock_unlock(&u->lock);
 		pthread_mutex_unlock(&u->tx.txlock);
-		return VSEND_OS;
+		if (!paced)
+			return VSEND_OS;
+		err = vudp_paced_wait(u, flags, h->len + plen);
+		if (err)
+			return err;
+		goto again;
 	}
 	addr = r->txfree[--r->ntxfree];
 	fill_frame(u, h, vrs_chunk(addr), msg, plen);

@@ -417,6 +417,16 @@ int vudp_getsockopt(struct vfd *f, int fd, int level, int name, void *val,
 	uint64_t v64;
 	uint32_t v32;
 
+	if (level == SOL_SOCKET && name == SO_MAX_PACING_RATE &&
+	    __atomic_load_n(&u->tx.paced_set, __ATOMIC_RELAXED)) {
+		int err = vudp_pacing_get(u, val, len);
+
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+		return 0;
+	}
 	if (level != SOL_SOCKET ||
 	    (name != SO_VMA_USER_DATA && name != SO_VMA_FLOW_TAG))
 		return vmak_sys_getsockopt(fd, level, name, val, len);
@@ -453,6 +463,16 @@ int vudp_setsockopt(struct vfd *f, int fd, int level, int name,
 	unsigned int i;
 	int rc, err;
 
+	/* libvma's pacing: the rings' limit, not the kernel's (pacing.c) */
+	if (level == SOL_SOCKET && name == SO_MAX_PACING_RATE &&
+	    !__atomic_load_n(&u->os_only, __ATOMIC_RELAXED)) {
+		err = vudp_pacing_set(u, val, len);
+		if (err) {
+			errno = -err;
+			return -1;
+		}
+		return 0;
+	}
 	/* libvma's own options: the kernel does not know them */
 	if (level == SOL_SOCKET && name >= SO_VMA_GET_API &&
 	    name <= SO_VMA_SHUTDOWN_RX && name != SO_VMA_GET_API) {

@@ -86,6 +86,9 @@ struct vudp_tx {
 	int helper;		/* UDP socket connected for sendto headers */
 	bool corked;		/* MSG_MORE pending in the kernel socket */
 	uint16_t ip_id;
+	/* SO_MAX_PACING_RATE: its rings' limit (pacing.c; rate 0: none) */
+	struct vmak_rate_limit pacing;
+	bool paced_set;		/* set through us: getsockopt() answers it */
 	/* IP options copied onto the helper socket */
 	int nmirror;
 	struct vudp_mirror {
@@ -298,6 +301,18 @@ unsigned int vudp_x_xt_poll(struct vfd *f, struct vma_completion_t *c,
 	VMAK_HIDDEN;
 unsigned int vudp_x_xt_kernel(struct vfd *f, struct vma_completion_t *c,
 			      unsigned int max) VMAK_HIDDEN;
+
+/* ---- pacing.c ---- */
+
+/* SO_MAX_PACING_RATE set (libvma's forms): 0 or -errno. */
+int vudp_pacing_set(struct vudp *u, const void *val, socklen_t len)
+	VMAK_HIDDEN;
+/* ... got, once set through vudp_pacing_set(): 0 or -errno. */
+int vudp_pacing_get(struct vudp *u, void *val, socklen_t *len) VMAK_HIDDEN;
+/* A new ring of u's takes its limit (u->lock held). */
+int vudp_pacing_apply(struct vudp *u, struct vringset *r) VMAK_HIDDEN;
+/* A paced send found no free chunk: wait about a frame's time, or -EAGAIN. */
+int vudp_paced_wait(struct vudp *u, int flags, size_t frame) VMAK_HIDDEN;
 
 /* ---- send.c ---- */
 
