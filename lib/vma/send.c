@@ -440,7 +440,7 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	struct vmak_tx_desc *d;
 	struct vhdr *h;
 	struct vringset *r;
-	size_t plen = 0, i;
+	size_t plen = 0, frame, i;
 	uint32_t idx;
 	uint64_t addr;
 	bool connected, paced;
@@ -475,12 +475,13 @@ again:
 	if (!r->ntxfree || !vmak_ring_reserve(r->rs.tx, 1, &idx)) {
 		/* paced: the limiter holds them; the kernel must not pass it */
 		paced = u->tx.pacing.rate != 0;
+		frame = h->len + plen;
 		pthread_mutex_unlock(&r->txlock);
 		pthread_rwlock_unlock(&u->lock);
 		pthread_mutex_unlock(&u->tx.txlock);
 		if (!paced)
 			return VSEND_OS;
-		err = vudp_paced_wait(u, flags, h->len + plen);
+		err = vudp_paced_wait(u, flags, frame);
 		if (err)
 			return err;
 		goto again;
