@@ -235,10 +235,20 @@ static int deregister_memory_on_ring(int fd, void *addr, size_t len)
 	return fail(EOPNOTSUPP);
 }
 
+/* The ring named by attr->ring_fd (ringfd.c); EBADF for any other fd. */
 static int modify_ring(struct vma_modify_ring_attr *attr)
 {
-	(void)attr;
-	return fail(EOPNOTSUPP);
+	struct vfd *f;
+	int rc;
+
+	if (!attr)
+		return fail(EINVAL);
+	f = GET(attr->ring_fd, modify_ring);
+	if (!f)
+		return fail(EBADF);
+	rc = f->ops->modify_ring(f, attr);
+	vfd_put(f);
+	return rc;
 }
 
 /*
@@ -311,7 +321,8 @@ static void api_fill(void)
 		     VMA_EXTRA_API_GET_SOCKET_RINGS_FDS |
 		     VMA_EXTRA_API_GET_SOCKET_TX_RING_FD |
 		     VMA_EXTRA_API_GET_SOCKET_NETWORK_HEADER |
-		     VMA_EXTRA_API_DUMP_FD_STATS | VMA_EXTRA_API_IOCTL;
+		     VMA_EXTRA_API_DUMP_FD_STATS | VMA_EXTRA_API_IOCTL |
+		     VMA_EXTRA_API_MODIFY_RING;
 	if (xt)
 		m |= VMA_EXTRA_API_SOCKETXTREME_POLL |
 		     VMA_EXTRA_API_SOCKETXTREME_FREE_VMA_PACKETS |

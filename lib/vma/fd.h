@@ -121,6 +121,8 @@ struct vfd_ops {
 	int (*tx_ring_fd)(struct vfd *f, const struct sockaddr *to,
 			  socklen_t len);
 	void (*dump_stats)(struct vfd *f, int fd, int level);
+	/* vma_modify_ring(): 0, 1 (busy: completions wait), -1 and errno */
+	int (*modify_ring)(struct vfd *f, const struct vma_modify_ring_attr *a);
 	/* the headers of its sends (buf NULL: their size into *len) */
 	int (*net_header)(struct vfd *f, void *buf, uint16_t *len);
 	/* SO_VMA_USER_DATA as completions name the fd (fd: the default) */

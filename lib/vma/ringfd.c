@@ -19,6 +19,7 @@
 #include "demux.h"
 #include "udp.h"
 #include "api.h"
+#include "vmak/ctl.h"
 
 struct ring_poll {
 	struct vma_completion_t *c;
@@ -106,6 +107,46 @@ static unsigned int ring_xt_poll(struct vfd *f, struct vma_completion_t *c,
 	return got;
 }
 
+/*
+ * vma_modify_ring() on the ring, through the "vmak" netlink family (the
+ * ring named by its id, as vmakctl ring set names it, so that vmakctl
+ * ring show and monitor see the change): CQ_MODERATION sets the RX
+ * ring's moderation (count, usec; EINVAL past the module's limits);
+ * CQ_ARM arms its notification, or returns 1 while descriptors wait (a
+ * wake would come at once: poll them first), as libvma's arm of a busy
+ * completion queue. Any other mask: EINVAL.
+ */
+static int ring_modify(struct vfd *f, const struct vma_modify_ring_attr *a)
+{
+	struct vringset *r = vrs_of(f);
+	struct vmak_ring_info info;
+	socklen_t len = sizeof(info);
+	int err;
+
+	if (vmak_sys_getsockopt(r->rs.fd, SOL_VMAK, VMAK_RING_INFO, &info, &len))
+		return -1;
+	if (a->comp_bit_mask & VMA_MODIFY_RING_CQ_ARM) {
+		if (vrs_pending(r))
+			return 1;
+		err = vmak_ctl_arm(info.id);
+	} else if (a->comp_bit_mask & VMA_MODIFY_RING_CQ_MODERATION) {
+		if (a->cq_moderation.cq_moderation_count > VMAK_MOD_COUNT_MAX ||
+		    a->cq_moderation.cq_moderation_period_usec > VMAK_MOD_USEC_MAX)
+			err = -EINVAL;
+		else
+			err = vmak_ctl_set_moderation(info.id,
+					a->cq_moderation.cq_moderation_count,
+					a->cq_moderation.cq_moderation_period_usec);
+	} else {
+		err = -EINVAL;
+	}
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
+}
+
 /* Ring sets live as long as the process: no reference ever frees one. */
 static void ring_destroy(struct vfd *f)
 {
@@ -116,4 +157,5 @@ const struct vfd_ops vringfd_ops = {
 	.kind = "ring",
 	.destroy = ring_destroy,
 	.xt_poll = ring_xt_poll,
+	.modify_ring = ring_modify,
 };
