@@ -75,7 +75,7 @@ ST_WFLAGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
 	-Wno-sign-compare -Wno-unused-parameter
 
 .PHONY: all module lib tools selftests examples check probe-check unit preload-host asan tsan preload-bins stress-long vmcheck demo bench bench-bins install ynl-gen debug-kernel check-debug \
-	dkms-install clean help style sparse check-abi check-layers htmldocs
+	dkms-install clean help style sparse check-abi check-layers htmldocs man-check
 
 all: module lib tools selftests examples
 
@@ -92,13 +92,14 @@ help:
 	@echo '  vmcheck      VM selftests only (KERNEL=6.1|6.12|6.12-rt|unstable|unstable-rt)'
 	@echo '  stress-long  70-extra-stress in the VM with STRESS_OPS=$(STRESS_OPS) operations a test'
 	@echo '  demo         boot a VM, load vmak, show it working'
-	@echo '  install      module (modules_install + depmod), library, headers, vmakctl'
+	@echo '  install      module (modules_install + depmod), library, headers, vmakctl, man pages'
 	@echo '  dkms-install register the source tree with DKMS and build it'
 	@echo '  style sparse checkpatch --strict (new findings fail) and sparse (C=2) over the module'
 	@echo '  check-abi    libvmak.so exports exactly lib/libvmak.map, and the map what VMAK_API marks'
 	@echo '  check-layers each library object calls only floors below its own in lib/LAYERS, and none'
 	@echo '               below lib/preload/ calls a libc name libvmak interposes'
 	@echo '  htmldocs     Documentation/ as HTML with Sphinx (warnings are errors)'
+	@echo '  man-check    lint the man pages (Documentation/*.[0-9]): any groff warning fails'
 	@echo '  debug-kernel build the KASAN/lockdep/kmemleak kernel once (cached)'
 	@echo '  check-debug  the whole suite on the debug kernel (panic_on_warn, kmemleak scan)'
 	@echo '  ynl-gen      regenerate uapi/linux/vmak_genl.h from Documentation/netlink/specs/vmak.yaml'
@@ -433,11 +434,29 @@ bench: lib tools selftests
 htmldocs:
 	sphinx-build -W --keep-going -q -b html Documentation $(B)/htmldocs
 
+# The man pages, each installed into the section its suffix names.
+MAN_PAGES := $(wildcard Documentation/*.[0-9])
+
+# Each page formatted as man(1) formats it for an 80-column terminal, with
+# every groff warning on (--warnings=w): a line on stderr fails the page,
+# and so does a NAME section that mandb could not index (lexgrog).
+MAN_LINT = LC_ALL=C.UTF-8 MANROFFSEQ='' MANWIDTH=80 man --warnings=w -E UTF-8 -l -Tutf8 -Z
+
+man-check:
+	@command -v man >/dev/null && command -v lexgrog >/dev/null || \
+		{ echo 'man-check: apt-get install man-db (scripts/deps.sh)'; exit 1; }
+	@fail=0; for p in $(MAN_PAGES); do \
+		err=$$($(MAN_LINT) $$p 2>&1 >/dev/null) || err="$$err (exit status $$?)"; \
+		if [ -n "$$err" ]; then echo "$$p:"; echo "$$err"; fail=1; fi; \
+		lexgrog $$p >/dev/null 2>&1 || { echo "$$p: no NAME line whatis can read (lexgrog)"; fail=1; }; \
+	done; exit $$fail
+
 # ---- install -------------------------------------------------------------------
 install: module lib tools $(B)/libvmak.pc $(B)/libvmak-native.pc
 	$(MAKE) -C $(KERNELDIR) M=$(CURDIR) VMAK_VERSION=$(VMAK_VERSION) modules_install
 	depmod -a $(KERNELRELEASE) || true
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/vmak $(DESTDIR)$(INCLUDEDIR)/mellanox $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/vmak $(DESTDIR)$(INCLUDEDIR)/mellanox $(DESTDIR)$(INCLUDEDIR)/linux $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(LIB_SO) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(notdir $(LIB_SO)) $(DESTDIR)$(LIBDIR)/libvmak.so.$(SOVERSION)
 	ln -sf libvmak.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libvmak.so
@@ -450,7 +469,9 @@ install: module lib tools $(B)/libvmak.pc $(B)/libvmak-native.pc
 	install -m 0644 lib/include/mellanox/vma_extra.h $(DESTDIR)$(INCLUDEDIR)/mellanox/
 	install -m 0644 uapi/linux/vmak*.h $(DESTDIR)$(INCLUDEDIR)/linux/
 	install -m 0755 $(VMAKCTL) $(DESTDIR)$(BINDIR)/
-	install -m 0644 Documentation/vmakctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 $(filter %.3,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man3/
+	install -m 0644 $(filter %.7,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man7/
+	install -m 0644 $(filter %.8,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man8/
 
 dkms-install:
 	rm -rf /usr/src/vmak-$(VERSION)

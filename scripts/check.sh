@@ -47,7 +47,8 @@ echo "== host checks"
 for t in "style:checkpatch --strict finds nothing unexpected" \
 	 "check-abi:libvmak.so exports exactly lib/libvmak.map" \
 	 "check-layers:library objects call only lower floors of lib/LAYERS, none below preload an interposed name" \
-	 "htmldocs:Documentation builds with Sphinx, warnings as errors"; do
+	 "htmldocs:Documentation builds with Sphinx, warnings as errors" \
+	 "man-check:man pages format without a groff warning"; do
 	target=${t%%:*}
 	if make -s "$target" > "$out/$target.log" 2>&1; then
 		echo "ok - $target: ${t#*:}"

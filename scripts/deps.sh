@@ -7,6 +7,7 @@ set -euo pipefail
 pkgs=(python3-yaml python3-jsonschema python3-sphinx make gcc libc6-dev pkg-config kmod dwarves iputils-ping ethtool cpio xz-utils zstd iproute2 sockperf iperf3
       libmnl-dev busybox-static qemu-system-x86 qemu-utils strace
       linux-source-6.1
+      man-db	# make man-check: man(1), lexgrog and groff
       debootstrap)	# the Debian unstable build root (selftests/vm/buildroot)
 case ${1:-} in
 --bench) pkgs+=(gnuplot-nox libxdp-dev libbpf-dev sockperf linux-perf strace) ;;
