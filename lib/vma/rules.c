@@ -14,6 +14,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,19 +138,42 @@ static bool parse_endpoint(const char *s, struct vaddr_range *r,
 	return true;
 }
 
+/*
+ * add_conf_rule() adds while other threads match sockets without a lock
+ * (vrules_offload()): a full array is copied to a bigger one, published
+ * before the count that covers the new rule, and the old one is never
+ * freed (a reader may still be in it; the arrays double, so all the old
+ * ones together are smaller than the last). Writers take push_lock.
+ */
+static pthread_mutex_t push_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct vrule *retired[32];	/* kept, not leaked: one per doubling */
+static unsigned int nretired;
+
 static int rules_push(struct vrules *rs, const struct vrule *r)
 {
-	struct vrule *v;
+	struct vrule *v = rs->v;
+	int n, err = 0;
 
-	if (rs->n == rs->cap) {
-		v = realloc(rs->v, sizeof(*v) * (size_t)(rs->cap ? rs->cap * 2 : 8));
-		if (!v)
-			return -1;
-		rs->v = v;
+	pthread_mutex_lock(&push_lock);
+	n = rs->n;
+	if (n == rs->cap) {
+		v = malloc(sizeof(*v) * (size_t)(rs->cap ? rs->cap * 2 : 8));
+		if (!v) {
+			err = -1;
+			goto out;
+		}
+		if (n)
+			memcpy(v, rs->v, sizeof(*v) * (size_t)n);
+		if (rs->v && nretired < sizeof(retired) / sizeof(retired[0]))
+			retired[nretired++] = rs->v;
 		rs->cap = rs->cap ? rs->cap * 2 : 8;
 	}
-	rs->v[rs->n++] = *r;
-	return 0;
+	v[n] = *r;
+	__atomic_store_n(&rs->v, v, __ATOMIC_RELEASE);
+	__atomic_store_n(&rs->n, n + 1, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&push_lock);
+	return err;
 }
 
 int vrules_add_line(struct vrules *rs, const char *line)
@@ -297,10 +321,11 @@ static bool range_match(const struct vaddr_range *r, const struct sockaddr *sa)
 bool vrules_offload(const struct vrules *rs, enum vrule_role role,
 		    const struct sockaddr *local, const struct sockaddr *peer)
 {
-	int i;
+	int i, n = __atomic_load_n(&rs->n, __ATOMIC_ACQUIRE);
+	const struct vrule *v = __atomic_load_n(&rs->v, __ATOMIC_ACQUIRE);
 
-	for (i = 0; i < rs->n; i++) {
-		const struct vrule *r = &rs->v[i];
+	for (i = 0; i < n; i++) {
+		const struct vrule *r = &v[i];
 
 		if (r->role != role || !range_match(&r->local, local))
 			continue;

@@ -413,9 +413,10 @@ enum {
 
 /*
  * CMSG_VMA_IOCTL_USER_ALLOC's data: the library's buffer pools come from
- * memalloc() and go back through memfree(). Only before the library
- * starts, i.e. before the process's first socket(), pipe() or
- * epoll_create*(). Packed: memalloc sits at byte 1.
+ * memalloc() and go back through memfree(). Only before those pools
+ * exist (libvma: before the process's first socket(), pipe() or
+ * epoll_create*(); libvmak: before its first offloaded socket's first
+ * ring). Packed: memalloc sits at byte 1.
  */
 struct __attribute__((packed)) vma_cmsg_ioctl_user_alloc_t {
 	uint8_t	flags;			/* VMA_IOCTL_USER_ALLOC_FLAG_* */
@@ -488,9 +489,10 @@ struct __attribute__((packed)) vma_api_t {
 	int (*free_packets)(int s, struct vma_packet_t *pkts, size_t count);
 
 	/*
-	 * Put one line of libvma.conf syntax (NUL-terminated) ahead of the
-	 * rules read at start; sockets that already applied the rules keep
-	 * what they got. Non-zero on failure.
+	 * Add one line of libvma.conf syntax (NUL-terminated) after the
+	 * rules read at start (the first rule that matches a socket
+	 * decides); sockets that already applied the rules keep what they
+	 * got. Non-zero on failure.
 	 */
 	int (*add_conf_rule)(const char *config_line);
 
@@ -555,9 +557,9 @@ struct __attribute__((packed)) vma_api_t {
 	int (*socketxtreme_free_vma_buff)(struct vma_buff_t *buff);
 
 	/*
-	 * Log the statistics of fd (0: of every fd) at log_level, a level of
-	 * libvma's logger. Non-zero on failure (errno EOPNOTSUPP with
-	 * SocketXtreme on).
+	 * Log the statistics of fd at log_level, a level of libvma's
+	 * logger. 0 for any fd once the library runs (an fd it does not
+	 * know logs nothing).
 	 */
 	int (*dump_fd_stats)(int fd, int log_level);
 
