@@ -286,7 +286,7 @@ void vconf_load(void)
 	if ((v = env("CHUNK_SIZE", name, sizeof(name))))
 		conf_pow2(name, v, VMAK_CHUNK_MIN, VMAK_CHUNK_MAX, &c->chunk_size);
 	if ((v = env("UMEM_SIZE", name, sizeof(name))))
-		vconf_size(name, v, 1ULL << 16, 1ULL << 36, &c->umem_size);
+		vconf_size(name, v, 1ULL << 16, 1ULL << 32, &c->umem_size);
 	if ((v = env("RX_TIMESTAMP", name, sizeof(name))))
 		vconf_bool(name, v, &c->rx_timestamp);
 	if ((v = env("SOCKETXTREME", name, sizeof(name))))

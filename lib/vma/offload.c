@@ -183,7 +183,7 @@ static const char *rule_error(int err, const char *why)
 {
 	switch (err) {
 	case -EPERM:
-		return "the module refuses a rule for it (SO_REUSEADDR/SO_REUSEPORT, IP_FREEBIND or IP_TRANSPARENT, or bound to another device)";
+		return "the module refuses a rule for it (SO_REUSEADDR, IP_FREEBIND or IP_TRANSPARENT, or bound to another device)";
 	case -EADDRNOTAVAIL:
 		return "its address is not one of this host's";
 	case -ENOTSUP:
