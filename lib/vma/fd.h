@@ -143,6 +143,13 @@ struct vfd {
 	int nfds;			/* table slots holding it */
 	const struct vfd_ops *ops;
 	struct vfd *pool_next;		/* in its pool, once destroyed */
+	/*
+	 * vfd_keep_copy() gave up the kernel fd for a close (or a dup onto
+	 * it) that may yet fail: vfd_closed() puts undo_fd back in *undo_fdp
+	 * if it did.
+	 */
+	int *undo_fdp;
+	int undo_fd;
 };
 
 /* Freed objects of one kind, kept for reuse (see the lifetime above). */
@@ -251,7 +258,8 @@ int vfd_scan(unsigned int lo, unsigned int hi, bool internal, int *fds,
  * flight still need the file, *fdp becomes a hidden copy (*own set), as
  * the kernel keeps a file while any fd or call holds it. others: the
  * object's references that are neither fds nor calls (epoll members).
- * Nothing needs the file past this close: *fdp becomes -1. The caller of
+ * Nothing needs the file past this close: *fdp becomes -1 (back to fd
+ * if the close, or the dup onto fd, fails: vfd_closed()). The caller of
  * closing() holds one reference, and excludes from this call the object's
  * own readers of *fdp that did not come through fd. False: no fd left for
  * a copy.

@@ -365,6 +365,12 @@ void vfd_closed(int fd, struct vfd *f, int rc)
 {
 	uintptr_t old = 0;
 
+	/* a failed dup3() or dup2() onto fd left it open: it is ours again */
+	if (f && f->undo_fdp) {
+		if (rc < 0)
+			__atomic_store_n(f->undo_fdp, f->undo_fd, __ATOMIC_RELEASE);
+		f->undo_fdp = NULL;
+	}
 	if (rc >= 0 && f) {
 		pthread_mutex_lock(&tab_lock);
 		if (peek(fd) == (uintptr_t)f)
@@ -500,6 +506,8 @@ bool vfd_keep_copy(struct vfd *f, int fd, int *fdp, bool *own, int others)
 		 * until closed()) must not read the number, which the next
 		 * open() may reuse. It meets EBADF, as the kernel's would.
 		 */
+		f->undo_fdp = fdp;
+		f->undo_fd = fd;
 		__atomic_store_n(fdp, -1, __ATOMIC_RELEASE);
 		return true;
 	}
