@@ -476,6 +476,8 @@ again:
 		/* paced: the limiter holds them; the kernel must not pass it */
 		paced = u->tx.pacing.rate != 0;
 		frame = h->len + plen;
+		if (paced && r->unkicked)	/* a batch's frames: or none leaves */
+			r->unkicked = kick(r) != 0;
 		pthread_mutex_unlock(&r->txlock);
 		pthread_rwlock_unlock(&u->lock);
 		pthread_mutex_unlock(&u->tx.txlock);
