@@ -85,8 +85,9 @@
  *
  * setsockopt(): ENOPROTOOPT (level not SOL_VMAK or unknown name), EINVAL
  * (short optlen, a reserved field or unknown flag set, a value out of
- * range), EFAULT (unreadable optval). VMAK_UMEM_REG: EBUSY once the socket
- * has a UMEM (a second registration) or is bound; ENOBUFS past
+ * range), E2BIG (a struct option longer than the struct, with non-zero
+ * bytes past it), EFAULT (unreadable optval). VMAK_UMEM_REG: EBUSY once
+ * the socket has a UMEM (a second registration) or is bound; ENOBUFS past
  * RLIMIT_MEMLOCK; EFAULT for memory that is not the caller's anonymous,
  * shmem (memfd, tmpfs) or hugetlb memory. Ring sizes: EBUSY if that ring
  * exists or the socket is bound; ENOBUFS past RLIMIT_MEMLOCK (rings count
@@ -97,23 +98,32 @@
  * for SO_REUSEADDR sockets (their group rules excepted, see
  * VMAK_RULE_SOCKET), IP_FREEBIND/IP_TRANSPARENT sockets and sockets bound
  * to another device; EADDRNOTAVAIL for an address the host does not have
- * or a group not joined on the ring's device; EEXIST for a cookie or key
+ * or a group not joined on the ring's device; EAFNOSUPPORT or
+ * EPROTONOSUPPORT for a raw rule's af or proto; EEXIST for a cookie or key
  * the socket already has; ENOSPC past the module's max_rules (default
- * 2^20 per socket). VMAK_RULE_DEL: ENOENT for an unknown cookie.
+ * 2^20 per socket). VMAK_RULE_DEL: ENOENT for an unknown cookie, EINVAL
+ * before bind, ENETDOWN after the device left.
  *
- * bind(): EINVAL (short address, wrong family, unknown flags, no rings, a
- * queue the device lacks), EBUSY (bound already), ENODEV (no such device
- * in the socket's netns, or it is leaving), EBADF (VMAK_BIND_SHARED_UMEM
- * with an fd that is no vmak socket with a UMEM), EOPNOTSUPP (TX zero
- * copy on a device without scatter-gather; an unprivileged TX ring on a
- * device that is not Ethernet).
+ * bind(): EINVAL (short address, wrong family, unknown flags, both TX
+ * modes, no rings or half a pair, no UMEM, a UMEM of its own with
+ * VMAK_BIND_SHARED_UMEM, a non-zero svmak_shared_umem_fd without that
+ * flag, a queue the device lacks), EBUSY (bound already), ENODEV (no such
+ * device in the socket's netns, or it is leaving), EBADF or ENOTSOCK
+ * (VMAK_BIND_SHARED_UMEM with an fd that is no vmak socket with a UMEM),
+ * EOPNOTSUPP (TX zero copy on a device without scatter-gather; an
+ * unprivileged TX ring on a device that is not Ethernet).
  *
  * The kicks: recvmsg() returns ENXIO before bind and after the device
- * left (or the socket's error, ENETDOWN, once); sendmsg() ENXIO before
- * bind, ENETDOWN after the device left, ENOBUFS without a TX ring, EAGAIN
- * when a full COMPLETION ring stopped it. getsockopt(VMAK_NET_HEADER):
- * ENOTCONN for a socket that is not connected, EXDEV for a route through
- * another device, EAGAIN while the neighbour is being resolved.
+ * left (or the socket's error, ENETDOWN, once), ENOBUFS without an RX
+ * ring, EOPNOTSUPP for flags other than MSG_DONTWAIT and MSG_WAITALL;
+ * sendmsg() ENXIO before bind, ENETDOWN after the device left, ENOBUFS
+ * without a TX ring, EAGAIN when a full COMPLETION ring stopped it,
+ * EOPNOTSUPP for flags other than MSG_DONTWAIT and MSG_NOSIGNAL.
+ * getsockopt(VMAK_NET_HEADER): ENXIO before bind, ENETDOWN after the
+ * device left, EBADF or ENOTSOCK for the fd, EINVAL for a socket that is
+ * not UDP, EXDEV for a socket of another netns or a route through another
+ * device, ENOTCONN for a socket that is not connected, EAGAIN while the
+ * neighbour is being resolved.
  *
  * After close() the UMEM's pinned pages, the rings' memory and the
  * module reference are released shortly after, from a workqueue: a caller
