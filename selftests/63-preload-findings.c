@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 
 #include "preload.h"
+#include <mellanox/vma_extra.h>
 
 #define GROUP	"239.7.7.7"
 
@@ -1067,6 +1068,39 @@ TEST_F(pre, group_and_wildcard_members_beside_another_process)
 TEST_F(pre, group_and_wildcard_members_beside_a_plain_member)
 {
 	beside_another(_metadata, self->cmd, self->done, 31092, true);
+}
+
+/*
+ * A libvma.conf rule that keeps a socket on the kernel keeps the groups
+ * it joins after bind() there too (their join used to add a ring rule
+ * without asking the rules).
+ */
+TEST_F(pre, a_use_os_rule_covers_a_later_join)
+{
+	struct sockaddr_in g = { .sin_family = AF_INET,
+				 .sin_port = htons(31094) };
+	struct cmd k = { .port = 31094, .len = 32, .n = 50 };
+	struct ip_mreqn mr = { .imr_ifindex = 0 };
+	struct vmak_sockstat_counters c;
+	struct vma_api_t *api = vma_get_api();
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, api->add_conf_rule("use os udp_receiver *:31094"));
+	inet_pton(AF_INET, GROUP, &g.sin_addr);
+	mr.imr_multiaddr = g.sin_addr;
+	inet_pton(AF_INET, ADDR_B, &mr.imr_address);
+	ASSERT_EQ(0, bind(fd, (void *)&g, sizeof(g)));
+	ASSERT_EQ(0, setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr,
+				sizeof(mr)));
+	k.dst = g.sin_addr.s_addr;
+	send_cmd(self->cmd, self->done, &k);
+	usleep(200000);
+	EXPECT_EQ(50, drain(fd));
+	/* counted, or forgotten as the kernel's for good: not the rings' */
+	if (!sock_counters(fd, &c))
+		EXPECT_EQ(0, c.rx_ring);
+	close(fd);
 }
 
 int main(int argc, char **argv)

@@ -11,7 +11,7 @@
  * VMA_SOCKETXTREME=1). A call whose bit is clear fails as libvma fails for
  * it: EOPNOTSUPP for the socketXtreme calls outside socketXtreme mode, and
  * for what vmak does not do yet (ring profiles, memory on rings, direct
- * descriptors, ring modification, the ioctl), -1 with EOPNOTSUPP.
+ * descriptors), -1 with EOPNOTSUPP.
  */
 #include <errno.h>
 #include <pthread.h>

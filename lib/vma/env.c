@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
  * Configuration from the environment: libvma's VMA_* names, each also
- * accepted as VMAK_* (which wins). A malformed value costs one log line
+ * accepted as VMAK_* (which wins), but for the few read under one name
+ * (VMA_APPLICATION_ID, VMAK_FORK). A malformed value costs one log line
  * naming the variable and what it expects; the default stays.
  *
  * A program the kernel runs with AT_SECURE (set-user-ID, set-group-ID,

@@ -367,6 +367,7 @@ static void offload_locked(struct vudp *u, bool groups_too)
 	}
 	detach_locked(u, groups_too, true);
 	u->tried = true;
+	u->rule_os = false;
 	if (getsockname(u->fd, (struct sockaddr *)&local, &llen) ||
 	    (local.ss_family != AF_INET && local.ss_family != AF_INET6))
 		goto out;
@@ -380,6 +381,7 @@ static void offload_locked(struct vudp *u, bool groups_too)
 			    (struct sockaddr *)&local,
 			    connected ? (struct sockaddr *)&peer : NULL)) {
 		vlog(VLOG_DETAILS, "fd %d: VMA_CONFIG_FILE says os", u->fd);
+		u->rule_os = true;	/* its later joins too (vudp_group()) */
 		goto out;
 	}
 	groups_pending_locked(u);
@@ -514,7 +516,7 @@ void vudp_group(struct vudp *u, bool join, const struct sockaddr *group,
 		goto out;
 	}
 	/* joined before bind(): the rule comes with the port */
-	if (vaddr_local_port(u->fd))
+	if (vaddr_local_port(u->fd) && !u->rule_os)
 		group_attach_locked(u, group, ifindex);
 out:
 	vstats_addresses(u->slot, u->fd, u->natt, u->os_only);

@@ -120,6 +120,7 @@ struct vudp {
 	int logic;		/* SO_VMA_RING_ALLOC_LOGIC's, -1: vconf's */
 	uint32_t user_id;	/* for RING_LOGIC_PER_USER_ID */
 	bool tried;		/* offload evaluated at least once */
+	bool rule_os;		/* libvma.conf said "use os" for its address */
 	bool unbound;		/* ... and it had no port then */
 	bool os_only;		/* never offload again (an option we lack) */
 	bool passthru;		/* final: no rings, nothing queued: the

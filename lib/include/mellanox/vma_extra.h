@@ -518,7 +518,7 @@ struct __attribute__((packed)) vma_api_t {
 	int (*socketxtreme_poll)(int fd, struct vma_completion_t *completions,
 				 unsigned int ncompletions, int flags);
 
-	/* How many rings socket fd receives from (or -1). */
+	/* How many rings socket fd receives from (0: none, or not ours). */
 	int (*get_socket_rings_num)(int fd);
 
 	/*
@@ -574,7 +574,7 @@ struct __attribute__((packed)) vma_api_t {
 	 * Copy the headers the library puts in front of connected socket
 	 * fd's payload to ptr. *len: the room at ptr on entry, the headers'
 	 * size on return (ptr NULL just asks the size). ENOBUFS: too small;
-	 * ENOTCONN: not offloaded or not connected.
+	 * ENOTCONN: not connected; EINVAL: not a socket the library has.
 	 */
 	int (*get_socket_network_header)(int fd, void *ptr, uint16_t *len);
 
