@@ -1098,8 +1098,9 @@ TEST_F(pre, a_use_os_rule_covers_a_later_join)
 	usleep(200000);
 	EXPECT_EQ(50, drain(fd));
 	/* counted, or forgotten as the kernel's for good: not the rings' */
-	if (!sock_counters(fd, &c))
+	if (!sock_counters(fd, &c)) {
 		EXPECT_EQ(0, c.rx_ring);
+	}
 	close(fd);
 }
 
