@@ -144,7 +144,7 @@ static void detach_locked(struct vudp *u, bool groups_too, bool keep)
  */
 static uint64_t ring_key(struct vudp *u)
 {
-	int logic = u->logic >= 0 ? u->logic : vconf.ring_logic_rx;
+	int logic = vudp_logic(u);
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	uint64_t v = 0;

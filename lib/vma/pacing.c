@@ -27,7 +27,7 @@
 
 static bool own_rings(const struct vudp *u)
 {
-	int logic = u->logic >= 0 ? u->logic : vconf.ring_logic_rx;
+	int logic = vudp_logic(u);
 
 	return logic == RING_LOGIC_PER_SOCKET || logic == RING_LOGIC_PER_USER_ID;
 }
@@ -76,7 +76,7 @@ int vudp_pacing_set(struct vudp *u, const void *val, socklen_t len)
 	pthread_rwlock_wrlock(&u->lock);
 	if (!own_rings(u)) {
 		pthread_rwlock_unlock(&u->lock);
-		vlog_once(VLOG_WARNING, "SO_MAX_PACING_RATE paces the socket's rings, which it shares: it needs a ring of its own (VMA_RING_ALLOCATION_LOGIC_RX 10, per socket, or 11, per user id, or SO_VMA_RING_ALLOC_LOGIC), as with libvma (later such calls are not logged)");
+		vlog_once(VLOG_WARNING, "SO_MAX_PACING_RATE paces the socket's rings, which it shares: it needs a ring of its own (VMA_RING_ALLOCATION_LOGIC_TX or _RX 10, per socket, or 11, per user id, or SO_VMA_RING_ALLOC_LOGIC), as with libvma (later such calls are not logged)");
 		return -EOPNOTSUPP;
 	}
 	for (i = 0; i < u->natt && !err; i++)

@@ -363,6 +363,20 @@ int vudp_ioctl(struct vfd *f, int fd, unsigned long req, long arg)
  * Inline: recv.c reads it, and sockopt.c, which keeps it, sits a floor
  * above recv.c (its FIONREAD and SIOCGSTAMP ask recv.c; lib/LAYERS).
  */
+/*
+ * The ring logic of u's rings. One ring set carries both directions:
+ * SO_VMA_RING_ALLOC_LOGIC's, else VMA_RING_ALLOCATION_LOGIC_RX's, else
+ * (RX left per interface) _TX's, as a program that asks for TX rings of
+ * their own (sockperf --rate-limit) sets only that one.
+ */
+static inline int vudp_logic(const struct vudp *u)
+{
+	if (u->logic >= 0)
+		return u->logic;
+	return vconf.ring_logic_rx == RING_LOGIC_PER_INTERFACE ?
+	       vconf.ring_logic_tx : vconf.ring_logic_rx;
+}
+
 static inline bool vudp_nonblock(struct vudp *u)
 {
 	int fl;
