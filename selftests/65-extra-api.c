@@ -747,13 +747,13 @@ TEST_F(pre, pacing_limits_the_socket_s_own_ring)
 		.ingress = 1, .engress = 1 };
 	struct sockaddr_in b = { .sin_family = AF_INET,
 				 .sin_port = htons(32016) };
-	struct paced p = { .n = 60, .to = { .sin_family = AF_INET,
+	struct paced p = { .n = 200, .to = { .sin_family = AF_INET,
 					    .sin_port = htons(32017) } };
 	struct vma_rate_limit_t rl = { 800, 0, 0 }, got;
 	struct vmak_sockstat_counters c0, c1;
 	uint32_t bps = 100000, v = 0;	/* 100 kB/s: 800 kbit/s */
 	int shared = udp_bound(32015), i, again = 0;
-	struct seen seen[60];
+	struct seen seen[200];
 	socklen_t len;
 	char buf[1000];
 
@@ -781,11 +781,15 @@ TEST_F(pre, pacing_limits_the_socket_s_own_ring)
 	EXPECT_EQ(bps, v);
 	inet_pton(AF_INET, "10.8.0.1", &p.to.sin_addr);
 	ASSERT_EQ(0, sock_counters(p.fd, &c0));
-	/* 60 kB at 100 kB/s: more than 0.4 s, whatever the bursts */
-	wire(self->cmd, self->done, 32017, 0, 60, seen, send_paced, &p);
+	/*
+	 * 200 kB at 100 kB/s: the ring's 64 send chunks take the first 64
+	 * at once, the other 136 kB wait for the limiter, more than 1 s
+	 * whatever its bursts
+	 */
+	wire(self->cmd, self->done, 32017, 0, 200, seen, send_paced, &p);
 	EXPECT_EQ(0, p.bad);
-	EXPECT_GE(p.secs, 0.4);
-	for (i = 0; i < 60; i++) {
+	EXPECT_GE(p.secs, 1.0);
+	for (i = 0; i < 200; i++) {
 		EXPECT_EQ(1000, seen[i].len) TH_LOG("datagram %d", i);
 	}
 	/* non-blocking: EAGAIN once the limiter holds the ring's chunks */
