@@ -642,11 +642,12 @@ static size_t one_cmsg(void *buf, size_t room, int type, const void *data,
 }
 
 /*
- * ioctl() with CMSG_VMA_IOCTL_USER_ALLOC, as libvma takes it: the
- * library's buffers (the UMEM) come from the program's allocator, asked
- * once, and a zero-copy packet lies in what it gave; EINVAL for data of
- * another size, no function, no pool named, or once the buffers exist;
- * a message of another type is ignored.
+ * ioctl() with CMSG_VMA_IOCTL_USER_ALLOC, as libvma takes it (and as
+ * its googletest vma_ioctl checks): the library's buffers (the UMEM) come
+ * from the program's allocator, asked once, at the first UDP socket, and
+ * a zero-copy packet lies in what it gave; EINVAL for data of another
+ * size, no function, no pool named, or once the library started; a
+ * message of another type is ignored.
  */
 TEST_F(pre, the_program_s_allocator_gives_the_umem)
 {
@@ -684,9 +685,12 @@ TEST_F(pre, the_program_s_allocator_gives_the_umem)
 	n = one_cmsg(cbuf, sizeof(cbuf), CMSG_VMA_IOCTL_USER_ALLOC, &a,
 		     sizeof(a));
 	ASSERT_EQ(0, api->ioctl(cbuf, n));
-	EXPECT_EQ(0, ua.calls);		/* asked when the buffers are made */
+	EXPECT_EQ(0, ua.calls);
+	/* the first UDP socket starts the library: the allocator is asked */
 	fd = udp_bound(32014);
 	ASSERT_GE(fd, 0);
+	EXPECT_EQ(1, ua.calls);
+	EXPECT_LT(1500, ua.len);	/* libvma's own test asks as much */
 	rcvtimeo(fd, 3);
 	for (i = 0; i < 20 && !(flags & MSG_VMA_ZCOPY); i++) {
 		send_n(self->cmd, self->done, 32014, 1, 40);

@@ -108,13 +108,16 @@ static int umem_fail(int err, const char *why)
  * would have to copy the pinned pages at once, and the child never reads
  * them).
  */
+/* The process's first UDP socket: the library has started (libvma's). */
+static bool started;
+
 int vrs_user_alloc(void *(*alloc)(size_t), void (*release)(void *))
 {
 	int err = 0;
 
 	pthread_mutex_lock(&rings_lock);
-	if (umem.base || umem.failed)
-		err = -EINVAL;	/* too late: the UMEM is made (or refused) */
+	if (started || umem.base || umem.failed)
+		err = -EINVAL;	/* too late: the library runs, or the UMEM */
 	else
 		user_alloc = alloc, user_free = release;
 	pthread_mutex_unlock(&rings_lock);
@@ -201,6 +204,18 @@ static int umem_setup(void)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+void vrs_started(void)
+{
+	if (__atomic_load_n(&started, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&rings_lock);
+	/* the program's allocator is asked now, as libvma asks it at start */
+	if (!started && user_alloc && !umem.base && !umem.failed)
+		umem_setup();
+	__atomic_store_n(&started, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&rings_lock);
 }
 
 static uint32_t pow2_at_least(uint32_t n)

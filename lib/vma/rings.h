@@ -162,10 +162,16 @@ extern int (*vrs_umem_hook)(uint32_t nchunks) VMAK_HIDDEN;
  */
 /*
  * The UMEM from the program's allocator (alloc, and release if it must
- * go back): -EINVAL once the UMEM is made.
+ * go back): -EINVAL once the library started (vrs_started()) or the UMEM
+ * is made.
  */
 int vrs_user_alloc(void *(*alloc)(size_t), void (*release)(void *))
 	VMAK_HIDDEN;
+/*
+ * A UDP socket of the library's was made: from now on the allocator is
+ * refused, and the UMEM is made at once if the program gave one.
+ */
+void vrs_started(void) VMAK_HIDDEN;
 void vrs_atfork_prepare(void) VMAK_HIDDEN;
 void vrs_atfork_parent(void) VMAK_HIDDEN;
 void vrs_atfork_child(void) VMAK_HIDDEN;

@@ -295,6 +295,7 @@ struct vudp *vudp_new(int fd, int family, bool nonblock)
 	u->slot = vstats_slot_get(fd, family);
 	u->st = u->slot ? &u->slot->c : &u->own_st;
 	u->rxcb.consumed = &u->st->rx_callback;
+	vrs_started();
 	__atomic_store_n(&u->hdr.refs, 1, __ATOMIC_RELEASE);	/* the slot's */
 	vfd_install(fd, &u->hdr);
 	return u;

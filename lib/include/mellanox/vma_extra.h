@@ -415,8 +415,8 @@ enum {
  * CMSG_VMA_IOCTL_USER_ALLOC's data: the library's buffer pools come from
  * memalloc() and go back through memfree(). Only before those pools
  * exist (libvma: before the process's first socket(), pipe() or
- * epoll_create*(); libvmak: before its first offloaded socket's first
- * ring). Packed: memalloc sits at byte 1.
+ * epoll_create*(); libvmak: before its first UDP socket). Packed:
+ * memalloc sits at byte 1.
  */
 struct __attribute__((packed)) vma_cmsg_ioctl_user_alloc_t {
 	uint8_t	flags;			/* VMA_IOCTL_USER_ALLOC_FLAG_* */
