@@ -473,8 +473,14 @@ again:
 	pthread_mutex_lock(&r->txlock);
 	reap(r);
 	if (!r->ntxfree || !vmak_ring_reserve(r->rs.tx, 1, &idx)) {
-		/* paced: the limiter holds them; the kernel must not pass it */
-		paced = u->tx.pacing.rate != 0;
+		/*
+		 * paced: the limiter holds them, and the kernel must not
+		 * pass it; a ring with no send chunks at all (the UMEM was
+		 * spent on receive rings) has nothing to wait for
+		 */
+		paced = u->tx.pacing.rate != 0 && r->txchunks;
+		if (u->tx.pacing.rate && !r->txchunks)
+			vlog_once(VLOG_WARNING, "SO_MAX_PACING_RATE: the socket's ring has no send chunks (the UMEM went to receive rings: raise VMAK_UMEM_SIZE or lower VMA_RX_WRE), so its sends go through the kernel socket, unpaced");
 		frame = h->len + plen;
 		if (paced && r->unkicked)	/* a batch's frames: or none leaves */
 			r->unkicked = kick(r) != 0;
