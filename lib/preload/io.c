@@ -128,6 +128,21 @@ VMAK_API ssize_t __read_chk(int fd, void *buf, size_t len, size_t buflen)
 
 /* ---- send ---- */
 
+/*
+ * libvma's dummy send (VMA_SND_FLAGS_DUMMY, MSG_SYN, which no Linux send
+ * path uses) on an fd that is not an offloaded socket: EINVAL, as
+ * libvma's interposers answer, never the bytes on the wire (a TCP
+ * connection warmed with it would carry them).
+ */
+static ssize_t dummy_refused(void)
+{
+	errno = EINVAL;
+	return -1;
+}
+
+#define NOT_DUMMY(flags, call) \
+	((flags) & VMA_SND_FLAGS_DUMMY ? dummy_refused() : (call))
+
 VMAK_API ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 			const struct sockaddr *sa, socklen_t salen)
 {
@@ -137,7 +152,8 @@ VMAK_API ssize_t sendto(int fd, const void *buf, size_t len, int flags,
 	msg.msg_namelen = salen;
 	{
 		FORWARD(ssize_t, fd, sendmsg, (f, fd, &msg, flags),
-			vmak_sys_sendto(fd, buf, len, flags, sa, salen));
+			NOT_DUMMY(flags, vmak_sys_sendto(fd, buf, len, flags,
+							 sa, salen)));
 	}
 }
 
@@ -146,7 +162,7 @@ VMAK_API ssize_t send(int fd, const void *buf, size_t len, int flags)
 	IOV_MSG(buf, len);
 
 	FORWARD(ssize_t, fd, sendmsg, (f, fd, &msg, flags),
-		vmak_sys_send(fd, buf, len, flags));
+		NOT_DUMMY(flags, vmak_sys_send(fd, buf, len, flags)));
 }
 
 VMAK_API ssize_t write(int fd, const void *buf, size_t len)
@@ -174,11 +190,11 @@ VMAK_API ssize_t writev(int fd, const struct iovec *iov, int n)
 VMAK_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	FORWARD(ssize_t, fd, sendmsg, (f, fd, msg, flags),
-		vmak_sys_sendmsg(fd, msg, flags));
+		NOT_DUMMY(flags, vmak_sys_sendmsg(fd, msg, flags)));
 }
 
 VMAK_API int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 {
 	FORWARD(int, fd, sendmmsg, (f, fd, v, n, flags),
-		vmak_sys_sendmmsg(fd, v, n, flags));
+		(int)NOT_DUMMY(flags, vmak_sys_sendmmsg(fd, v, n, flags)));
 }

@@ -270,7 +270,9 @@ static int api_ioctl(void *cmsg_hdr, size_t cmsg_len)
 	     c; c = CMSG_NXTHDR(&m, c)) {
 		if (c->cmsg_type != CMSG_VMA_IOCTL_USER_ALLOC)
 			continue;
-		if (c->cmsg_len != CMSG_LEN(sizeof(a)))
+		/* its whole length in the buffer given, or it is not read */
+		if (c->cmsg_len != CMSG_LEN(sizeof(a)) ||
+		    (char *)c + c->cmsg_len > (char *)cmsg_hdr + cmsg_len)
 			return fail(EINVAL);
 		memcpy(&a, CMSG_DATA(c), sizeof(a));
 		if (!a.memalloc || !a.memfree ||

@@ -43,7 +43,23 @@ bool vatt_q_push(struct vatt *a, const struct vdgram *d)
 		a->qhead = 0;
 	}
 	i = a->qhead + a->qlen;		/* no division per datagram */
-	a->q[i >= a->qcap ? i - a->qcap : i] = *d;
+	if (i >= a->qcap)
+		i -= a->qcap;
+	/*
+	 * In arrival order: a datagram whose callback ran (VMA_PACKET_RECV)
+	 * comes back after what a drain meanwhile queued (the callback
+	 * removed itself and received): it goes before those, one compare
+	 * for every other datagram. The sequence wraps: by difference.
+	 */
+	while (i != a->qhead) {
+		uint32_t prev = i ? i - 1 : a->qcap - 1;
+
+		if ((int32_t)(a->q[prev].seq - d->seq) <= 0)
+			break;
+		a->q[i] = a->q[prev];
+		i = prev;
+	}
+	a->q[i] = *d;
 	a->qlen++;
 	a->qbytes += d->plen;
 	__atomic_store_n(&a->ring->queued, a->ring->queued + 1, __ATOMIC_RELAXED);
@@ -421,7 +437,6 @@ static void cb_prepare(const struct vdgram *g, const struct vwait *w,
 struct cbrun {
 	struct vringset *r;
 	uint64_t addr;
-	uint32_t cookie;	/* whose datagram it is */
 	struct vfd *pin;	/* the socket, while its callback runs */
 	bool in_cb;
 	bool ran;		/* a callback ran */
@@ -430,14 +445,10 @@ struct cbrun {
 static void cb_abandoned(void *arg)
 {
 	struct cbrun *run = arg;
-	struct vatt *a;
 
 	if (!run->in_cb)
 		return;
 	pthread_mutex_lock(&run->r->lock);
-	a = tab_find(run->r, run->cookie);
-	if (a)
-		a->npend--;
 	vrs_recycle_locked(run->r, run->addr);
 	run->r->pend_running = false;
 	pthread_mutex_unlock(&run->r->lock);
@@ -462,7 +473,7 @@ static vma_recv_callback_retval_t cb_call(const struct vrxcb *cb,
 static bool run_now(struct vringset *r)
 {
 	vma_recv_callback_retval_t ret;
-	struct cbrun run = { r, 0, 0, NULL, false, false };
+	struct cbrun run = { r, 0, NULL, false, false };
 	uint32_t *held;
 	struct vpend p;
 	struct cbcall c;
@@ -481,11 +492,11 @@ static bool run_now(struct vringset *r)
 		r->pend_head = (r->pend_head + 1) % r->pend_cap;
 		__atomic_store_n(&r->pend_len, r->pend_len - 1, __ATOMIC_RELAXED);
 		a = tab_find(r, p.cookie);
+		if (a)
+			a->npend--;
 		cb.fn = a ? __atomic_load_n(&a->cb->fn, __ATOMIC_ACQUIRE) : NULL;
 		/* IPv6 datagrams: vma_info_t has IPv4 addresses only */
 		if (!cb.fn || (p.d.flags & VMAK_RX_IPV6)) {
-			if (a)
-				a->npend--;
 			queue(r, a, &p.d);
 			continue;
 		}
@@ -501,7 +512,6 @@ static bool run_now(struct vringset *r)
 		held = &a->cb->held;	/* the socket's, kept by the pin */
 		cb_prepare(&p.d, a->w, &c);
 		run.addr = p.d.addr;
-		run.cookie = p.cookie;
 		/* its end waits for the callback: a HOLD stays the socket's */
 		run.pin = vfd_tryref(cb.obj) ? cb.obj : NULL;
 		run.in_cb = true;
@@ -512,13 +522,6 @@ static bool run_now(struct vringset *r)
 		run.ran = true;
 		/* a RECV for a socket that left the ring meanwhile: dropped */
 		a = tab_find(r, p.cookie);
-		/*
-		 * It stayed in line while its callback ran: a drain meanwhile
-		 * (the callback removed itself, then received) put what came
-		 * after it behind it, not ahead of it in the queue
-		 */
-		if (a)
-			a->npend--;
 		if ((ret == VMA_PACKET_DROP || ret == VMA_PACKET_HOLD) &&
 		    run.pin && cb.consumed)	/* the pin keeps the counter */
 			__atomic_add_fetch(cb.consumed, 1, __ATOMIC_RELAXED);

@@ -13,6 +13,8 @@
  * memory and so its parent's table, the calls pass straight through.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,8 +46,29 @@ int vfd_copied(int fd, int nfd)
 	return nfd;
 }
 
+/*
+ * A thread cancelled in close() (a cancellation point) after closing()
+ * ran: the fd was closed, or was not if the cancellation came first; the
+ * object hears which (vfd_closed()), and the thread leaves the library.
+ */
+struct closing {
+	int fd;
+	struct vfd *f;
+};
+
+static void close_cancelled(void *arg)
+{
+	struct closing *c = arg;
+
+	if (c->f)
+		vfd_closed(c->fd, c->f,
+			   vmak_sys_fcntl(c->fd, F_GETFD, 0) >= 0 ? -1 : 0);
+	ventry_unmark();
+}
+
 int vfd_close(int fd)
 {
+	struct closing c;
 	struct vfd *f;
 	int rc, err;
 
@@ -65,8 +88,11 @@ int vfd_close(int fd)
 		errno = err;
 		return rc;
 	}
-	f = vfd_closing(fd);
+	c.fd = fd;
+	c.f = f = vfd_closing(fd);
+	pthread_cleanup_push(close_cancelled, &c);
 	rc = vmak_sys_close(fd);
+	pthread_cleanup_pop(0);
 	err = errno;
 	/* Linux frees the number even when close() fails, but for EBADF */
 	if (f)
@@ -162,7 +188,8 @@ int vfd_close_range(unsigned int lo, unsigned int hi, int flags)
 	if (!nobj && !nmine)
 		return vmak_sys_close_range(lo, hi, flags);
 	objs = calloc((size_t)nobj + 1, sizeof(*objs));
-	mine = calloc((size_t)nmine + 1, sizeof(*mine));
+	/* each closing() may keep one copy of its own, in the range too */
+	mine = calloc((size_t)nmine + (size_t)nobj + 1, sizeof(*mine));
 	f = calloc((size_t)nobj + 1, sizeof(*f));
 	if (!objs || !mine || !f) {
 		free(objs);
@@ -172,7 +199,6 @@ int vfd_close_range(unsigned int lo, unsigned int hi, int flags)
 		return -1;
 	}
 	nobj = vfd_scan(lo, hi, false, objs, nobj);
-	nmine = vfd_scan(lo, hi, true, mine, nmine);
 	if (!ventry_mark()) {	/* cannot be: depth was 0 above, on this thread */
 		rc = -1;
 		err = EINTR;
@@ -181,6 +207,11 @@ int vfd_close_range(unsigned int lo, unsigned int hi, int flags)
 	if (!(flags & CLOSE_RANGE_CLOEXEC))
 		for (i = 0; i < nobj; i++)
 			f[i] = vfd_closing(objs[i]);
+	/* the library's own fds, with the copies just kept: left open */
+	i = nmine + nobj;	/* mine[]'s room */
+	nmine = vfd_scan(lo, hi, true, mine, i);
+	if (nmine > i)		/* more made meanwhile by other threads */
+		nmine = i;
 	for (i = 0, from = lo; rc == 0 && i <= nmine; i++) {
 		unsigned int to = i < nmine ? (unsigned int)mine[i] - 1 : hi;
 

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "sys.h"
+#include "sig.h"
 #include "udp.h"
 
 /* libvma's conversion: bytes/s to kbit/s */
@@ -84,6 +85,12 @@ int vudp_pacing_set(struct vudp *u, const void *val, socklen_t len)
 	if (!err) {
 		u->tx.pacing = rl;
 		u->tx.paced_set = true;
+		/* the kernel's too, for what goes through the kernel socket
+		 * (a socket that never gets a ring, say): its forms only
+		 */
+		if (len != sizeof(struct vma_rate_limit_t))
+			vmak_sys_setsockopt(u->fd, SOL_SOCKET, SO_MAX_PACING_RATE,
+					    val, len);
 	}
 	pthread_rwlock_unlock(&u->lock);
 	return err;
@@ -123,14 +130,30 @@ int vudp_pacing_apply(struct vudp *u, struct vringset *r)
 	return u->tx.pacing.rate && own_rings(u) ? set_ring(r, &u->tx.pacing) : 0;
 }
 
-int vudp_paced_wait(struct vudp *u, int flags, size_t frame)
+int vudp_paced_wait(struct vudp *u, int flags, size_t frame,
+		    int64_t *deadline)
 {
 	uint32_t rate = __atomic_load_n(&u->tx.pacing.rate, __ATOMIC_RELAXED);
 	uint64_t us = rate ? (uint64_t)frame * 8000 / rate : 100;
 	struct timespec ts;
-	int old;
+	struct timeval tv;
+	socklen_t len = sizeof(tv);
+	int old, rc;
 
+	/* its last fd closed meanwhile: the number may be another's now */
+	if (__atomic_load_n(&u->rx.fdless, __ATOMIC_RELAXED))
+		return -EBADF;
 	if ((flags & MSG_DONTWAIT) || vudp_nonblock(u))
+		return -EAGAIN;
+	/* SO_SNDTIMEO, read at the first wait of a send, as the kernel's */
+	if (*deadline == -2) {
+		*deadline = -1;
+		if (!vmak_sys_getsockopt(u->fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+					 &len) && (tv.tv_sec || tv.tv_usec))
+			*deadline = vnow_ns() + tv.tv_sec * 1000000000LL +
+				    tv.tv_usec * 1000LL;
+	}
+	if (*deadline >= 0 && vnow_ns() >= *deadline)
 		return -EAGAIN;
 	if (us < 20)
 		us = 20;
@@ -140,7 +163,11 @@ int vudp_paced_wait(struct vudp *u, int flags, size_t frame)
 	ts.tv_nsec = (long)(us * 1000);
 	/* no cancellation inside the library: the next point takes it */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-	nanosleep(&ts, NULL);
+	vsig_arm();
+	rc = nanosleep(&ts, NULL);
 	pthread_setcancelstate(old, NULL);
+	/* a handler without SA_RESTART ends it, as the kernel's send */
+	if (rc < 0 && errno == EINTR && !vsig_restartable())
+		return -EINTR;
 	return 0;
 }

@@ -151,10 +151,11 @@ static unsigned int nretired;
 
 static int rules_push(struct vrules *rs, const struct vrule *r)
 {
-	struct vrule *v = rs->v;
+	struct vrule *v;
 	int n, err = 0;
 
 	pthread_mutex_lock(&push_lock);
+	v = rs->v;
 	n = rs->n;
 	if (n == rs->cap) {
 		v = malloc(sizeof(*v) * (size_t)(rs->cap ? rs->cap * 2 : 8));

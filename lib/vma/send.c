@@ -444,6 +444,7 @@ ssize_t vudp_ring_send(struct vudp *u, const struct msghdr *msg, int flags,
 	uint32_t idx;
 	uint64_t addr;
 	bool connected, paced;
+	int64_t deadline = -2;	/* SO_SNDTIMEO's, once a wait needs it */
 	int err = 0;
 
 	if (!ring_dst(u, msg, flags, &dst, &connected))
@@ -489,7 +490,7 @@ again:
 		pthread_mutex_unlock(&u->tx.txlock);
 		if (!paced)
 			return VSEND_OS;
-		err = vudp_paced_wait(u, flags, frame);
+		err = vudp_paced_wait(u, flags, frame, &deadline);
 		if (err)
 			return err;
 		goto again;

@@ -312,8 +312,14 @@ int vudp_pacing_set(struct vudp *u, const void *val, socklen_t len)
 int vudp_pacing_get(struct vudp *u, void *val, socklen_t *len) VMAK_HIDDEN;
 /* A new ring of u's takes its limit (u->lock held). */
 int vudp_pacing_apply(struct vudp *u, struct vringset *r) VMAK_HIDDEN;
-/* A paced send found no free chunk: wait about a frame's time, or -EAGAIN. */
-int vudp_paced_wait(struct vudp *u, int flags, size_t frame) VMAK_HIDDEN;
+/*
+ * A paced send found no free chunk: wait about a frame's time; -EAGAIN
+ * (non-blocking, or SO_SNDTIMEO passed: *deadline, -2 before the first
+ * wait of the send), -EINTR (a handler without SA_RESTART), -EBADF (its
+ * last fd closed meanwhile).
+ */
+int vudp_paced_wait(struct vudp *u, int flags, size_t frame,
+		    int64_t *deadline) VMAK_HIDDEN;
 
 /* ---- send.c ---- */
 

@@ -4,7 +4,8 @@
  * libvma answers them: recvfrom_zcopy() with MSG_VMA_ZCOPY_FORCE on a UDP
  * socket the library does not offload is the kernel's recvfrom(), a copy
  * with *flags as they were; socketxtreme_poll() with no completions or a
- * count of 0 is EINVAL. A plain run has no vma_get_api() and says so.
+ * count of 0 is EINVAL; a dummy send (VMA_SND_FLAGS_DUMMY) on it is
+ * EINVAL and sends nothing. A plain run has no vma_get_api() and says so.
  */
 #include <mellanox/vma_extra.h>
 
@@ -49,6 +50,23 @@ int main(void)
 	n = api->socketxtreme_poll(s, c, 0, 0);
 	printf("%s - socketxtreme_poll(fd, c, 0): -1 EINVAL (%d %s)\n",
 	       n == -1 && errno == EINVAL ? "ok" : "not ok", n, pt_ename(errno));
+	/*
+	 * A dummy send on a socket the library does not offload: EINVAL, as
+	 * libvma's interposers answer, and nothing sent (s would receive it)
+	 */
+	errno = 0;
+	n = (int)sendto(t, "dummy", 5, VMA_SND_FLAGS_DUMMY, (void *)&a,
+			sizeof(a));
+	printf("%s - sendto(VMA_SND_FLAGS_DUMMY) on a socket not offloaded: -1 EINVAL (%d %s)\n",
+	       n == -1 && errno == EINVAL ? "ok" : "not ok", n, pt_ename(errno));
+	errno = 0;
+	n = (int)send(t, "dummy", 5, VMA_SND_FLAGS_DUMMY);
+	printf("%s - send(VMA_SND_FLAGS_DUMMY): -1 EINVAL (%d %s)\n",
+	       n == -1 && errno == EINVAL ? "ok" : "not ok", n, pt_ename(errno));
+	usleep(10000);
+	n = (int)recv(s, buf, sizeof(buf), MSG_DONTWAIT);
+	printf("%s - no dummy reached the receiver (%d %s)\n",
+	       n == -1 && errno == EAGAIN ? "ok" : "not ok", n, pt_ename(errno));
 	close(s);
 	close(t);
 	return 0;
