@@ -601,6 +601,75 @@ TEST_F(pre, what_callbacks_take_is_counted)
 	close(a);
 }
 
+struct self_remove {
+	struct vma_api_t *api;
+	int fd, cmd, done;
+	atomic_int in_cb;
+	ssize_t inner;
+	int inner_err;
+};
+
+/* Removes itself, then waits in recv() on its own socket for the next. */
+static vma_recv_callback_retval_t self_remove_cb(int fd, size_t sz_iov,
+						 struct iovec iov[],
+						 struct vma_info_t *info,
+						 void *ctx)
+{
+	struct self_remove *x = ctx;
+	char buf[64];
+
+	(void)fd;
+	(void)sz_iov;
+	(void)iov;
+	(void)info;
+	x->api->register_recv_callback(x->fd, NULL, NULL);
+	atomic_store(&x->in_cb, 1);
+	x->inner = recv(x->fd, buf, sizeof(buf), 0);
+	x->inner_err = errno;
+	return VMA_PACKET_DROP;
+}
+
+static void *send_when_in_cb(void *arg)
+{
+	struct self_remove *x = arg;
+	int i;
+
+	for (i = 0; i < 5000 && !atomic_load(&x->in_cb); i++)
+		usleep(1000);
+	send_n(x->cmd, x->done, PORT_A, 1, 24);
+	return NULL;
+}
+
+/*
+ * A callback that removes itself and then waits in recv() on its own
+ * socket gets the next datagram: it goes to the socket's queue, not to a
+ * list of datagrams waiting for callbacks that only this thread, inside
+ * its callback, could run (found by review).
+ */
+TEST_F(pre, a_callback_that_removes_itself_then_receives)
+{
+	static struct self_remove x;
+	struct vma_api_t *api = vma_get_api();
+	int a = udp_bound(PORT_A);
+	pthread_t t;
+	char buf[64];
+
+	ASSERT_GE(a, 0);
+	first_through_ring(_metadata, self->cmd, self->done, api, a, false);
+	x = (struct self_remove){ .api = api, .fd = a, .cmd = self->cmd,
+				  .done = self->done };
+	rcvtimeo(a, 3);
+	ASSERT_EQ(0, api->register_recv_callback(a, self_remove_cb, &x));
+	send_n(self->cmd, self->done, PORT_A, 1, 24);
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_when_in_cb, &x));
+	recv(a, buf, sizeof(buf), 0);	/* runs the callback */
+	pthread_join(t, NULL);
+	EXPECT_EQ(1, atomic_load(&x.in_cb));
+	EXPECT_EQ(24, x.inner) TH_LOG("recv() in the callback: %s",
+				      strerror(x.inner_err));
+	close(a);
+}
+
 /*
  * socketXtreme's buffers are the program's until it frees them, even past
  * their socket's close (libvma's are too): freed after close, once.
