@@ -290,6 +290,23 @@ static int fetch_header(struct vudp *u, struct vhdr *h, bool connected)
 	return err;
 }
 
+/*
+ * dst's entry in the header cache, or NULL; stamped: only one that was
+ * fetched (not one still resolving).
+ */
+static struct vhdr *hc_find(const struct vudp *u,
+			    const struct sockaddr_in6 *dst, bool stamped)
+{
+	int i;
+
+	for (i = 0; u->tx.hc && i < VHDR_CACHE; i++)
+		if ((!stamped || u->tx.hc[i].stamp) &&
+		    !memcmp(&u->tx.hc[i].dst.sin6_addr, &dst->sin6_addr, 16) &&
+		    u->tx.hc[i].dst.sin6_port == dst->sin6_port)
+			return &u->tx.hc[i];
+	return NULL;
+}
+
 /* The cached headers for dst, fetched when missing or old. */
 static struct vhdr *header_for(struct vudp *u, const struct sockaddr_in6 *dst,
 			       bool connected)
@@ -304,13 +321,7 @@ static struct vhdr *header_for(struct vudp *u, const struct sockaddr_in6 *dst,
 		if (!u->tx.hc)
 			return NULL;
 	}
-	for (i = 0; i < VHDR_CACHE; i++)
-		if (u->tx.hc[i].stamp &&
-		    !memcmp(&u->tx.hc[i].dst.sin6_addr, &dst->sin6_addr, 16) &&
-		    u->tx.hc[i].dst.sin6_port == dst->sin6_port) {
-			h = &u->tx.hc[i];
-			break;
-		}
+	h = hc_find(u, dst, true);
 	if (h && now - h->stamp < VHDR_TTL_NS && h->gen == gen)
 		return h->ring ? h : NULL;
 	if (!h) {	/* the oldest entry goes */
@@ -545,18 +556,6 @@ int vudp_tx_kick(struct vudp *u)
 	return err;
 }
 
-/* A destination a send has looked up (resolved or not yet). */
-static bool header_known(const struct vudp *u, const struct sockaddr_in6 *dst)
-{
-	int i;
-
-	for (i = 0; u->tx.hc && i < VHDR_CACHE; i++)
-		if (!memcmp(&u->tx.hc[i].dst.sin6_addr, &dst->sin6_addr, 16) &&
-		    u->tx.hc[i].dst.sin6_port == dst->sin6_port)
-			return true;
-	return false;
-}
-
 /*
  * libvma's: the ring of the connected destination or of one the socket
  * sent to, ENODATA for any other (it never makes one to answer).
@@ -573,7 +572,8 @@ int vudp_tx_ring_fd(struct vudp *u, const struct sockaddr *to, socklen_t len)
 	pthread_mutex_lock(&u->tx.txlock);
 	pthread_rwlock_rdlock(&u->lock);
 	connected = !memcmp(&dst, &u->peer, sizeof(dst));
-	if (u->natt && (connected || header_known(u, &dst)))
+	/* a destination a send looked up, resolved or not yet */
+	if (u->natt && (connected || hc_find(u, &dst, false)))
 		h = header_for(u, &dst, connected);
 	if (h) {
 		fd = vrs_ring_fd(h->ring);
